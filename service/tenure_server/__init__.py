@@ -1,0 +1,1 @@
+"""Tenure's coordination service: leases, job windows and fences over HTTP on PostgreSQL."""

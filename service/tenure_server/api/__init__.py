@@ -1,0 +1,1 @@
+"""HTTP: the app factory, routers, wire schemas and the problem+json mapping."""

@@ -1,0 +1,83 @@
+"""The app factory. The lifespan owns the database: it migrates, opens the pool, and checks that
+an acknowledged generation cannot be lost in a crash."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from tenure_server.api import fences, health, leases, problems, windows
+from tenure_server.db.migrate import migrate
+from tenure_server.db.operations import Operations
+from tenure_server.db.pool import create_pool, start_embedded
+from tenure_server.db.repository import Repository
+from tenure_server.settings import Settings
+
+_log = logging.getLogger("tenure.server")
+
+API_VERSION = "1.0.0"
+
+
+class UnsafeDatabase(RuntimeError):
+    """The database is configured so that an acknowledged lease could be lost."""
+
+
+async def database_url(settings: Settings) -> str:
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
+    return await asyncio.to_thread(start_embedded, settings.data_dir)
+
+
+async def _check_durability(repository: Repository, settings: Settings) -> None:
+    # With synchronous_commit=off a crash can lose a committed acquire that a client was already
+    # told about; the next acquire then hands the same generation to a second holder.
+    if await repository.synchronous_commit() != "off":
+        return
+    if not settings.allow_async_commit:
+        raise UnsafeDatabase(
+            "synchronous_commit is off: a crash could hand one generation to two holders. "
+            "Turn it on, or set TENURE_ALLOW_ASYNC_COMMIT=true for a throw-away environment."
+        )
+    _log.warning(
+        "UNSAFE: synchronous_commit is off and TENURE_ALLOW_ASYNC_COMMIT is set; "
+        "a database crash can grant one generation twice"
+    )
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        dsn = await database_url(settings)
+        if settings.migrate_on_start:
+            await migrate(dsn)
+        pool = await create_pool(
+            dsn,
+            min_size=settings.pool_min_size,
+            max_size=settings.pool_max_size,
+            statement_timeout_ms=settings.statement_timeout_ms,
+            lock_timeout_ms=settings.lock_timeout_ms,
+        )
+        try:
+            repository = Repository(pool, settings.pool_acquire_timeout_seconds)
+            await _check_durability(repository, settings)
+            app.state.repository = repository
+            app.state.operations = Operations(repository)
+            app.state.limits = settings.limits
+            yield
+        finally:
+            await pool.close()
+
+    app = FastAPI(
+        title="Tenure",
+        version=API_VERSION,
+        summary="Leases, job windows and fencing tokens on PostgreSQL.",
+        lifespan=lifespan,
+    )
+    problems.install(app)
+    for module in (leases, windows, fences, health):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,205 @@
+"""One table maps each domain error to its HTTP status, problem `type` and title; one function
+renders RFC 9457 `application/problem+json` for all of them."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from tenure_server.domain import errors as e
+
+_log = logging.getLogger("tenure.api")
+
+PROBLEM_JSON = "application/problem+json"
+# Problem types are relative URIs; GET on one (resolved against the service) describes it.
+TYPE_PREFIX = "/problems/"
+
+Facts = Callable[[Any], dict[str, Any]]
+
+
+def _none(_: Any) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class ProblemType:
+    slug: str
+    status: int
+    title: str
+    facts: Facts = _none
+
+    @property
+    def type(self) -> str:
+        return TYPE_PREFIX + self.slug
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+PROBLEMS: Mapping[type[e.TenureError], ProblemType] = {
+    e.InvalidInput: ProblemType(
+        "validation-error",
+        422,
+        "Invalid request",
+        lambda x: {"errors": [{"field": x.field, "message": x.message}]},
+    ),
+    e.LeaseHeld: ProblemType(
+        "lease-held",
+        409,
+        "Lease is held by another holder",
+        lambda x: {
+            "holder": x.holder,
+            "expires_at": _iso(x.expires_at),
+            "retry_after_seconds": x.retry_after_seconds,
+        },
+    ),
+    e.LeaseLost: ProblemType(
+        "lease-lost",
+        409,
+        "Lease is no longer held by this holder",
+        lambda x: {"generation": x.generation},
+    ),
+    e.LeaseNotFound: ProblemType("lease-not-found", 404, "Lease not found"),
+    e.WindowNotFound: ProblemType("window-not-found", 404, "Window not found"),
+    e.WindowCompleted: ProblemType(
+        "window-completed",
+        409,
+        "Window already completed",
+        lambda x: {"completed_at": _iso(x.completed_at)},
+    ),
+    e.WindowNotClaimed: ProblemType(
+        "window-not-claimed", 409, "Window not claimed by this holding"
+    ),
+    e.WindowLeaseMismatch: ProblemType(
+        "window-lease-mismatch",
+        409,
+        "Window is bound to another lease",
+        lambda x: {"lease": x.lease},
+    ),
+    e.StaleGeneration: ProblemType(
+        "stale-generation",
+        409,
+        "A higher generation has been seen",
+        lambda x: {"highest": x.highest},
+    ),
+    e.FenceLeaseMismatch: ProblemType(
+        "fence-lease-mismatch",
+        409,
+        "Resource is fenced by another lease",
+        lambda x: {"lease": x.lease},
+    ),
+    e.UnknownGeneration: ProblemType(
+        "unknown-generation",
+        422,
+        "Generation was never handed out",
+        lambda x: {"current_generation": x.current},
+    ),
+    e.StorageUnavailable: ProblemType(
+        "storage-unavailable",
+        503,
+        "Database unavailable; retry later",
+        lambda x: {"retry_after_seconds": x.retry_after_seconds},
+    ),
+}
+
+# Problems raised by the HTTP layer itself, not by the domain.
+NOT_FOUND = ProblemType("not-found", 404, "No such resource")
+METHOD_NOT_ALLOWED = ProblemType("method-not-allowed", 405, "Method not allowed")
+HTTP_ERROR = ProblemType("http-error", 400, "Bad request")
+INTERNAL = ProblemType("internal-error", 500, "Internal error")
+
+ALL_TYPES: tuple[ProblemType, ...] = (
+    *PROBLEMS.values(),
+    NOT_FOUND,
+    METHOD_NOT_ALLOWED,
+    HTTP_ERROR,
+    INTERNAL,
+)
+
+
+def problem_response(
+    kind: ProblemType,
+    detail: str,
+    *,
+    status: int | None = None,
+    facts: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": kind.type,
+        "title": kind.title,
+        "status": status or kind.status,
+        "detail": detail,
+        **(facts or {}),
+    }
+    return JSONResponse(body, status_code=body["status"], headers=headers, media_type=PROBLEM_JSON)
+
+
+def _retry_after(seconds: float) -> dict[str, str]:
+    return {"Retry-After": str(max(1, math.ceil(seconds)))}
+
+
+async def _domain_error(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, e.TenureError)
+    kind = next(PROBLEMS[cls] for cls in type(error).__mro__ if cls in PROBLEMS)
+    headers = None
+    if isinstance(error, e.LeaseHeld):
+        headers = _retry_after(error.retry_after_seconds)
+    elif isinstance(error, e.StorageUnavailable):
+        headers = _retry_after(error.retry_after_seconds)
+        _log.warning("storage unavailable: %s", error.detail)
+    return problem_response(kind, error.detail, facts=kind.facts(error), headers=headers)
+
+
+def _field(location: tuple[Any, ...]) -> str:
+    # ("body", "holder") -> "holder"; ("path", "name") -> "name"; the body itself -> "body".
+    parts = [str(part) for part in location[1:]] or [str(part) for part in location]
+    return ".".join(parts)
+
+
+async def _validation_error(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    problems = [
+        {"field": _field(tuple(item.get("loc", ()))), "message": str(item.get("msg", ""))}
+        for item in error.errors()
+    ]
+    detail = "; ".join(f"{item['field']}: {item['message']}" for item in problems)
+    kind = PROBLEMS[e.InvalidInput]
+    return problem_response(kind, detail, facts={"errors": problems})
+
+
+async def _http_error(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, HTTPException)
+    kind = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}.get(error.status_code, HTTP_ERROR)
+    return problem_response(
+        kind,
+        str(error.detail),
+        status=error.status_code,
+        headers=dict(error.headers) if error.headers else None,
+    )
+
+
+async def _unexpected(_: Request, error: Exception) -> JSONResponse:
+    _log.exception("unhandled error", exc_info=error)
+    return problem_response(INTERNAL, "the service failed to answer; this is a bug")
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(e.TenureError, _domain_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+def describe(slug: str) -> ProblemType | None:
+    return next((kind for kind in ALL_TYPES if kind.slug == slug), None)

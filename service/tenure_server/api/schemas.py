@@ -1,0 +1,192 @@
+"""Wire schemas of the HTTP API v1: what requests may carry and what responses hold."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import Path
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from tenure_server.domain.fences import Fence
+from tenure_server.domain.leases import Lease
+from tenure_server.domain.names import (
+    HOLDER_MAX_LENGTH,
+    NAME_MAX_LENGTH,
+    NAME_PATTERN,
+    WINDOW_MAX_LENGTH,
+    WINDOW_PATTERN,
+    check_holder,
+)
+from tenure_server.domain.windows import Window
+
+BIGINT_MAX = 2**63 - 1
+
+LeaseName = Annotated[
+    str, Path(pattern=NAME_PATTERN, max_length=NAME_MAX_LENGTH, description="Lease name.")
+]
+JobName = Annotated[
+    str, Path(pattern=NAME_PATTERN, max_length=NAME_MAX_LENGTH, description="Job name.")
+]
+ResourceName = Annotated[
+    str,
+    Path(pattern=NAME_PATTERN, max_length=NAME_MAX_LENGTH, description="Fenced resource name."),
+]
+WindowKey = Annotated[
+    str,
+    Path(
+        pattern=WINDOW_PATTERN,
+        max_length=WINDOW_MAX_LENGTH,
+        description="Window key: the occurrence the scheduler meant to run.",
+    ),
+]
+
+Holder = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=HOLDER_MAX_LENGTH,
+        description="Who holds the lease: 1–200 printable characters, unique per process.",
+    ),
+    AfterValidator(check_holder),
+]
+Generation = Annotated[
+    int, Field(ge=1, le=BIGINT_MAX, description="The fencing token handed out by acquire.")
+]
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NameField = Annotated[str, Field(pattern=NAME_PATTERN, max_length=NAME_MAX_LENGTH)]
+
+
+class _Body(BaseModel):
+    # Unknown fields are refused: a misspelt field must not be silently ignored.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class AcquireRequest(_Body):
+    holder: Holder
+    ttl_seconds: Seconds = Field(description="Lifetime of the lease unless renewed.")
+
+
+class RenewRequest(_Body):
+    holder: Holder
+    generation: Generation
+    ttl_seconds: Seconds
+
+
+class ReleaseRequest(_Body):
+    holder: Holder
+    generation: Generation
+
+
+class WindowRequest(_Body):
+    holder: Holder
+    lease: NameField = Field(description="The lease this run holds.")
+    generation: Generation
+
+
+class VerifyRequest(_Body):
+    lease: NameField = Field(description="The lease whose generations fence this resource.")
+    generation: Generation
+
+
+class LeaseOut(BaseModel):
+    name: str
+    holder: str
+    generation: int
+    ttl_seconds: float
+    acquired_at: datetime
+    renewed_at: datetime
+    expires_at: datetime
+    held: bool = Field(description="Not expired by the database clock when this was answered.")
+    expires_in_seconds: float = Field(
+        description="Time left by the database clock; compare this, never wall clocks."
+    )
+
+    @classmethod
+    def of(cls, lease: Lease) -> LeaseOut:
+        return cls(
+            name=lease.name,
+            holder=lease.holder,
+            generation=lease.generation,
+            ttl_seconds=lease.ttl_seconds,
+            acquired_at=lease.acquired_at,
+            renewed_at=lease.renewed_at,
+            expires_at=lease.expires_at,
+            held=lease.held,
+            expires_in_seconds=lease.expires_in_seconds,
+        )
+
+
+class WindowOut(BaseModel):
+    job: str
+    window: str
+    lease: str
+    holder: str
+    generation: int
+    attempt: int
+    started_at: datetime
+    completed_at: datetime | None
+    status: Literal["running", "completed"]
+
+    @classmethod
+    def of(cls, window: Window) -> WindowOut:
+        return cls(
+            job=window.job,
+            window=window.window,
+            lease=window.lease,
+            holder=window.holder,
+            generation=window.generation,
+            attempt=window.attempt,
+            started_at=window.started_at,
+            completed_at=window.completed_at,
+            status=window.status,
+        )
+
+
+class FenceOut(BaseModel):
+    resource: str
+    lease: str
+    highest: int = Field(description="The highest generation this resource has accepted.")
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, fence: Fence) -> FenceOut:
+        return cls(
+            resource=fence.resource,
+            lease=fence.lease,
+            highest=fence.highest,
+            updated_at=fence.updated_at,
+        )
+
+
+class LeasePage(BaseModel):
+    items: list[LeaseOut]
+    next_cursor: str | None
+
+
+class WindowPage(BaseModel):
+    items: list[WindowOut]
+    next_cursor: str | None
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details; each `type` may add the fields documented for it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    title: str
+    status: int
+    detail: str
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for the problem statuses a route can answer (422 and 503 always)."""
+    return {
+        status: {"model": Problem, "content": {"application/problem+json": {}}}
+        for status in (422, 503, *statuses)
+    }

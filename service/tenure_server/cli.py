@@ -1,0 +1,87 @@
+"""`tenure serve` and `tenure migrate`: the service's commands (the `tenure` entry point lives in
+the client package and hands these over when the server extra is installed)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+from pydantic import ValidationError
+
+from tenure_server.api.app import create_app, database_url
+from tenure_server.db.migrate import migrate
+from tenure_server.settings import Settings
+
+_log = logging.getLogger("tenure.server")
+
+
+class ConfigurationError(SystemExit):
+    """Invalid configuration: the message is printed and the process exits with status 2."""
+
+
+def load_settings(**overrides: Any) -> Settings:
+    try:
+        return Settings(**{key: value for key, value in overrides.items() if value is not None})
+    except ValidationError as error:
+        lines = [
+            f"  TENURE_{'_'.join(str(part) for part in item['loc']).upper() or '?'}: {item['msg']}"
+            for item in error.errors()
+        ]
+        raise ConfigurationError("invalid configuration:\n" + "\n".join(lines)) from None
+
+
+def _configure_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
+
+
+def app_from_environment() -> FastAPI:
+    """The factory each uvicorn worker calls: settings come from the environment."""
+    settings = load_settings()
+    _configure_logging(settings)
+    return create_app(settings)
+
+
+def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> None:
+    settings = load_settings(host=host, port=port, workers=workers)
+    _configure_logging(settings)
+    if settings.database_url is None:
+        # Start the embedded database once here; workers find it through the environment.
+        url = asyncio.run(database_url(settings))
+        os.environ["TENURE_DATABASE_URL"] = url
+        settings = load_settings(host=host, port=port, workers=workers)
+        _log.info("no TENURE_DATABASE_URL: using the embedded PostgreSQL in %s", settings.data_dir)
+    _log.info("Tenure listening on http://%s:%d (docs at /docs)", settings.host, settings.port)
+    if settings.workers == 1:
+        uvicorn.run(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+        )
+    else:
+        uvicorn.run(
+            "tenure_server.cli:app_from_environment",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            log_level=settings.log_level,
+        )
+
+
+def migrate_command() -> None:
+    settings = load_settings()
+    _configure_logging(settings)
+
+    async def run() -> list[int]:
+        return await migrate(await database_url(settings))
+
+    applied = asyncio.run(run())
+    print("applied: " + (", ".join(f"{v:04d}" for v in applied) if applied else "nothing to do"))

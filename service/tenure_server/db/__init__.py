@@ -1,0 +1,1 @@
+"""PostgreSQL: the pool, the SQL, the repository that runs it, and migrations."""

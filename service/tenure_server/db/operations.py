@@ -1,0 +1,129 @@
+"""The service's operations: each runs its one deciding statement and, when that statement
+changed nothing, reads the state to explain the refusal with a domain error.
+
+The explaining read comes after the decision, so the state may have moved in between (the lease
+expired, the window was released). Then the decision is simply taken again, a bounded number of
+times; nothing is ever decided from the read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from tenure_server.db.repository import Repository
+from tenure_server.domain.errors import LeaseLost, StorageUnavailable
+from tenure_server.domain.fences import Fence, verify_refusal
+from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome
+from tenure_server.domain.names import decode_cursor, encode_cursor, prefix_upper_bound
+from tenure_server.domain.windows import Holding, Window, claim_refusal, complete_outcome
+
+# How many times a decision is retaken when the state moved between it and its explanation.
+DECISION_ATTEMPTS = 5
+
+
+def _still_moving(operation: str) -> StorageUnavailable:
+    return StorageUnavailable(f"{operation}: the state kept changing under contention; retry")
+
+
+class Operations:
+    def __init__(self, repository: Repository) -> None:
+        self._repository = repository
+
+    async def acquire(self, name: str, holder: str, ttl: float) -> Lease:
+        for _ in range(DECISION_ATTEMPTS):
+            lease = await self._repository.acquire_lease(name, holder, ttl)
+            if lease is not None:
+                return lease
+            refusal = acquire_refusal(name, holder, await self._repository.get_lease(name))
+            if refusal is not None:
+                raise refusal
+        raise _still_moving("acquire")
+
+    async def renew(self, name: str, holder: str, generation: int, ttl: float) -> Lease:
+        lease = await self._repository.renew_lease(name, holder, generation, ttl)
+        if lease is None:
+            raise LeaseLost(name, generation)
+        return lease
+
+    async def release(self, name: str, holder: str, generation: int) -> Lease:
+        for _ in range(DECISION_ATTEMPTS):
+            lease = await self._repository.release_lease(name, holder, generation)
+            if lease is not None:
+                return lease
+            outcome = release_outcome(
+                name, holder, generation, await self._repository.get_lease(name)
+            )
+            if isinstance(outcome, Lease):
+                return outcome
+            if outcome is not None:
+                raise outcome
+        raise _still_moving("release")
+
+    async def get_lease(self, name: str) -> Lease | None:
+        return await self._repository.get_lease(name)
+
+    async def list_leases(
+        self, prefix: str, limit: int, cursor: str | None
+    ) -> tuple[list[Lease], str | None]:
+        after = decode_cursor(cursor) or ""
+        rows = await self._repository.list_leases(
+            after, prefix, prefix_upper_bound(prefix), limit + 1
+        )
+        return _page(rows, limit, lambda lease: lease.name)
+
+    async def claim(self, job: str, key: str, holding: Holding) -> Window:
+        args = (job, key, holding.lease, holding.holder, holding.generation)
+        for _ in range(DECISION_ATTEMPTS):
+            window = await self._repository.claim_window(*args)
+            if window is not None:
+                return window
+            current, held = await self._repository.explain_window(*args)
+            refusal = claim_refusal(holding, current, held, job, key)
+            if refusal is not None:
+                raise refusal
+        raise _still_moving("claim")
+
+    async def complete(self, job: str, key: str, holding: Holding) -> Window:
+        args = (job, key, holding.lease, holding.holder, holding.generation)
+        for _ in range(DECISION_ATTEMPTS):
+            window = await self._repository.complete_window(*args)
+            if window is not None:
+                return window
+            current, held = await self._repository.explain_window(*args)
+            outcome = complete_outcome(holding, current, held, job, key)
+            if isinstance(outcome, Window):
+                return outcome
+            if outcome is not None:
+                raise outcome
+        raise _still_moving("complete")
+
+    async def get_window(self, job: str, key: str) -> Window | None:
+        return await self._repository.get_window(job, key)
+
+    async def list_windows(
+        self, job: str, limit: int, cursor: str | None
+    ) -> tuple[list[Window], str | None]:
+        rows = await self._repository.list_windows(job, decode_cursor(cursor), limit + 1)
+        return _page(rows, limit, lambda window: window.window)
+
+    async def verify_fence(self, resource: str, lease: str, generation: int) -> Fence:
+        for _ in range(DECISION_ATTEMPTS):
+            fence = await self._repository.verify_fence(resource, lease, generation)
+            if fence is not None:
+                return fence
+            current, lease_generation = await self._repository.explain_fence(resource, lease)
+            refusal = verify_refusal(resource, lease, generation, current, lease_generation)
+            if refusal is not None:
+                raise refusal
+        raise _still_moving("verify")
+
+
+T = TypeVar("T")
+
+
+def _page(rows: list[T], limit: int, key: Callable[[T], str]) -> tuple[list[T], str | None]:
+    """Rows fetched with limit + 1: the extra row only says that there is a next page."""
+    if len(rows) <= limit:
+        return rows, None
+    return rows[:limit], encode_cursor(key(rows[limit - 1]))

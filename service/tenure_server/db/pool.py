@@ -1,0 +1,46 @@
+"""The database behind the service: an embedded PostgreSQL when no URL is given, and the pool."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import asyncpg
+
+from tenure_server.db.repository import Record
+
+_log = logging.getLogger("tenure.db")
+
+
+def start_embedded(data_dir: Path) -> str:
+    """Start (or join) the embedded PostgreSQL in `data_dir`; returns its URL.
+
+    pgserver keeps one server per data folder and stops it when the last process using it exits.
+    """
+    from pgserver.postgres_server import get_server  # only without a database URL
+
+    data_dir = data_dir.expanduser().resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    server = get_server(data_dir, cleanup_mode="stop")
+    url = str(server.get_uri())
+    _log.info("embedded PostgreSQL in %s", data_dir)
+    return url
+
+
+async def create_pool(
+    dsn: str, *, min_size: int, max_size: int, statement_timeout_ms: int, lock_timeout_ms: int
+) -> asyncpg.Pool[Record]:
+    """One pool per process. Lease statements rely on READ COMMITTED (a losing acquire gets no row
+    instead of a serialization failure), so the level is pinned here whatever the database
+    default says; timeouts keep a slow database from holding requests forever."""
+    return await asyncpg.create_pool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        server_settings={
+            "application_name": "tenure",
+            "default_transaction_isolation": "read committed",
+            "statement_timeout": str(statement_timeout_ms),
+            "lock_timeout": str(lock_timeout_ms),
+        },
+    )

@@ -1,0 +1,156 @@
+"""Runs the statements of `queries.sql`: one method per statement, named after it.
+
+This is the only place that talks to asyncpg. Driver errors are translated here, by SQLSTATE
+class, into `StorageUnavailable`; every other failure is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+
+from tenure_server.db.queries import QUERIES
+from tenure_server.domain.errors import StorageUnavailable
+from tenure_server.domain.fences import Fence
+from tenure_server.domain.leases import Lease
+from tenure_server.domain.windows import Window
+
+# SQLSTATE classes that mean "the database cannot answer now; the same request may succeed
+# later": connection exceptions, transaction rollback (serialization failure, deadlock),
+# insufficient resources, operator intervention (query canceled by statement_timeout, admin
+# shutdown), and lock_not_available (lock_timeout).
+_RETRYABLE_CLASSES = ("08", "40", "53", "57")
+_RETRYABLE_STATES = ("55P03",)
+
+
+def _retryable(error: asyncpg.PostgresError) -> bool:
+    state = error.sqlstate or ""
+    return state[:2] in _RETRYABLE_CLASSES or state in _RETRYABLE_STATES
+
+
+Record = asyncpg.Record
+
+
+class Repository:
+    def __init__(self, pool: asyncpg.Pool[Record], acquire_timeout: float) -> None:
+        self._pool = pool
+        self._acquire_timeout = acquire_timeout
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[asyncpg.pool.PoolConnectionProxy[Record]]:
+        try:
+            async with self._pool.acquire(timeout=self._acquire_timeout) as connection:
+                yield connection
+        except asyncpg.PostgresError as error:
+            if not _retryable(error):
+                raise
+            raise StorageUnavailable(f"database refused the request: {error.sqlstate}") from error
+        except (TimeoutError, OSError, asyncpg.InterfaceError) as error:
+            raise StorageUnavailable(f"database unavailable: {type(error).__name__}") from error
+
+    async def _fetchrow(self, query: str, *args: Any) -> Record | None:
+        async with self._connection() as connection:
+            return await connection.fetchrow(QUERIES[query], *args)
+
+    async def _fetch(self, query: str, *args: Any) -> list[Record]:
+        async with self._connection() as connection:
+            return await connection.fetch(QUERIES[query], *args)
+
+    async def acquire_lease(self, name: str, holder: str, ttl: float) -> Lease | None:
+        return _lease(await self._fetchrow("acquire_lease", name, holder, ttl))
+
+    async def renew_lease(
+        self, name: str, holder: str, generation: int, ttl: float
+    ) -> Lease | None:
+        return _lease(await self._fetchrow("renew_lease", name, holder, generation, ttl))
+
+    async def release_lease(self, name: str, holder: str, generation: int) -> Lease | None:
+        return _lease(await self._fetchrow("release_lease", name, holder, generation))
+
+    async def get_lease(self, name: str) -> Lease | None:
+        return _lease(await self._fetchrow("get_lease", name))
+
+    async def list_leases(
+        self, after: str, prefix: str, prefix_end: str | None, limit: int
+    ) -> list[Lease]:
+        rows = await self._fetch("list_leases", after, prefix, prefix_end, limit)
+        return [Lease(**dict(row)) for row in rows]
+
+    async def claim_window(
+        self, job: str, window: str, lease: str, holder: str, generation: int
+    ) -> Window | None:
+        return _window(await self._fetchrow("claim_window", job, window, lease, holder, generation))
+
+    async def complete_window(
+        self, job: str, window: str, lease: str, holder: str, generation: int
+    ) -> Window | None:
+        return _window(
+            await self._fetchrow("complete_window", job, window, lease, holder, generation)
+        )
+
+    async def explain_window(
+        self, job: str, window: str, lease: str, holder: str, generation: int
+    ) -> tuple[Window | None, bool]:
+        """The window as it is, and whether the holding still holds its lease."""
+        row = await self._fetchrow("explain_window", job, window, lease, holder, generation)
+        assert row is not None  # the query always yields one row (LEFT JOIN on a constant)
+        return (_window(row) if row["job"] is not None else None), bool(row["lease_held"])
+
+    async def get_window(self, job: str, window: str) -> Window | None:
+        return _window(await self._fetchrow("get_window", job, window))
+
+    async def list_windows(self, job: str, before: str | None, limit: int) -> list[Window]:
+        return [_window_of(row) for row in await self._fetch("list_windows", job, before, limit)]
+
+    async def verify_fence(self, resource: str, lease: str, generation: int) -> Fence | None:
+        return _fence(await self._fetchrow("verify_fence", resource, lease, generation))
+
+    async def explain_fence(self, resource: str, lease: str) -> tuple[Fence | None, int | None]:
+        """The fence as it is, and the lease's current generation (None: no such lease)."""
+        row = await self._fetchrow("explain_fence", resource, lease)
+        assert row is not None  # the query always yields one row (LEFT JOIN on a constant)
+        fence = _fence(row) if row["resource"] is not None else None
+        return fence, row["lease_generation"]
+
+    async def applied_migrations(self) -> list[int]:
+        return [row["version"] for row in await self._fetch("applied_migrations")]
+
+    async def synchronous_commit(self) -> str:
+        row = await self._fetchrow("synchronous_commit")
+        assert row is not None
+        return str(row[0])
+
+
+def _lease(row: Record | None) -> Lease | None:
+    return None if row is None else Lease(**dict(row))
+
+
+def _window_of(row: Record) -> Window:
+    return Window(
+        job=row["job"],
+        window=row["window_key"],
+        lease=row["lease"],
+        holder=row["holder"],
+        generation=row["generation"],
+        attempt=row["attempts"],
+        started_at=row["started_at"],
+        completed_at=row["completed_at"],
+    )
+
+
+def _window(row: Record | None) -> Window | None:
+    return None if row is None else _window_of(row)
+
+
+def _fence(row: Record | None) -> Fence | None:
+    if row is None:
+        return None
+    return Fence(
+        resource=row["resource"],
+        lease=row["lease"],
+        highest=row["highest_generation"],
+        updated_at=row["updated_at"],
+    )

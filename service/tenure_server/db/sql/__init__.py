@@ -1,0 +1,1 @@
+"""SQL files shipped with the package (`queries.sql`)."""

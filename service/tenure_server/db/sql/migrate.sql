@@ -1,0 +1,25 @@
+-- Statements of the migration runner (tenure_server/db/migrate.py).
+
+-- name: lock
+-- A session-level advisory lock: replicas starting at once apply migrations one after another;
+-- the later ones find every version recorded and apply nothing.
+SELECT pg_advisory_lock(7365251289317512211);
+
+-- name: unlock
+SELECT pg_advisory_unlock(7365251289317512211);
+
+-- name: create_table
+-- Safe to race only because it runs under the advisory lock above.
+CREATE TABLE IF NOT EXISTS tenure_migrations (
+    version    integer PRIMARY KEY,
+    name       text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- name: applied
+SELECT version FROM tenure_migrations ORDER BY version;
+
+-- name: record
+-- $1 version, $2 name. Runs in the migration's own transaction, so a version is recorded if and
+-- only if its statements committed.
+INSERT INTO tenure_migrations (version, name) VALUES ($1, $2);

@@ -1,0 +1,206 @@
+-- Every statement the service runs. Each runs alone, as an autocommit transaction at READ
+-- COMMITTED (the pool pins that level): inside one statement now() is the statement's start.
+
+-- name: acquire_lease
+-- $1 name, $2 holder, $3 ttl_seconds.
+-- One statement decides. INSERT … ON CONFLICT takes the row lock and, at READ COMMITTED,
+-- re-evaluates the WHERE on the latest committed row, so of many racing acquirers exactly one sees
+-- the lease expired and gets generation + 1; the others get no row. The same holder acquiring a
+-- lease it still holds gets its generation back with a new expiry (a retried request never makes
+-- a second generation). now() is this statement's start: after a wait on the row lock it lags the
+-- wall clock, which can only refuse an acquire or shorten an expiry, never overlap two holdings.
+-- The event is written by the same statement, only when a new holding began (this transaction
+-- stamped acquired_xact).
+WITH acquired AS (
+    INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
+                             expires_at, acquired_xact)
+    VALUES ($1, $2, 1, $3, now(), now(), now() + make_interval(secs => $3), pg_current_xact_id())
+    ON CONFLICT (name) DO UPDATE SET
+        holder          = EXCLUDED.holder,
+        generation      = CASE WHEN l.expires_at > now() THEN l.generation
+                               ELSE l.generation + 1 END,
+        ttl_seconds     = EXCLUDED.ttl_seconds,
+        acquired_at     = CASE WHEN l.expires_at > now() THEN l.acquired_at ELSE now() END,
+        renewed_at      = now(),
+        expires_at      = EXCLUDED.expires_at,
+        released_at     = NULL,
+        previous_holder = CASE WHEN l.expires_at > now() THEN l.previous_holder
+                               ELSE l.holder END,
+        took_over       = CASE WHEN l.expires_at > now() THEN l.took_over
+                               ELSE l.released_at IS NULL END,
+        acquired_xact   = CASE WHEN l.expires_at > now() THEN l.acquired_xact
+                               ELSE pg_current_xact_id() END
+     WHERE l.expires_at <= now() OR l.holder = EXCLUDED.holder
+    RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
+              l.expires_at, l.released_at, l.previous_holder, l.took_over,
+              l.acquired_xact = pg_current_xact_id() AS new_holding
+), event AS (
+    INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
+                              previous_generation)
+    SELECT name, CASE WHEN took_over THEN 'taken_over' ELSE 'acquired' END, holder, generation,
+           previous_holder, nullif(generation - 1, 0)
+      FROM acquired
+     WHERE new_holding
+)
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM acquired;
+
+-- name: renew_lease
+-- $1 name, $2 holder, $3 generation, $4 ttl_seconds.
+-- The UPDATE's WHERE is re-checked on the latest row after any lock wait, so a holder that was
+-- taken over (other holder or generation) or whose lease expired changes nothing. A refusal of an
+-- existing lease is recorded by the same statement; successful renewals record no event.
+WITH renewed AS (
+    UPDATE leases
+       SET renewed_at = now(), ttl_seconds = $4, expires_at = now() + make_interval(secs => $4)
+     WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > now()
+    RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
+              released_at
+), refused AS (
+    INSERT INTO lease_events (lease, kind, holder, generation)
+    SELECT name, 'renew_refused', $2, $3
+      FROM leases
+     WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM renewed)
+)
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM renewed;
+
+-- name: release_lease
+-- $1 name, $2 holder, $3 generation.
+-- Expires the holding at once without deleting the row, so the generation never restarts at 1.
+-- least() keeps an already-expired lease's expiry where it was. Only the first release of a
+-- holding matches (released_at IS NULL), so it alone records the event and wakes waiters.
+WITH released AS (
+    UPDATE leases
+       SET expires_at = least(expires_at, now()), released_at = now()
+     WHERE name = $1 AND holder = $2 AND generation = $3 AND released_at IS NULL
+    RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
+              released_at
+), event AS (
+    INSERT INTO lease_events (lease, kind, holder, generation)
+    SELECT name, 'released', holder, generation FROM released
+)
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM released;
+
+-- name: get_lease
+-- $1 name. A plain read; it decides nothing, it only reports or explains a refusal.
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM leases
+ WHERE name = $1;
+
+-- name: list_leases
+-- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
+-- $4 limit. Keyset pagination on the "C"-collated primary key: stable under concurrent writes.
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM leases
+ WHERE name > $1 AND name >= $2 AND ($3::text IS NULL OR name < $3)
+ ORDER BY name
+ LIMIT $4;
+
+-- name: claim_window
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation.
+-- The lease check and the window write are one statement and one transaction: FOR SHARE holds
+-- the lease row until commit, and every acquire, renew or release of it needs a conflicting lock,
+-- so the holding cannot change between check and write. clock_timestamp(), not now(): the lock
+-- may have been waited for. A completed window, one bound to another lease, or one claimed by a
+-- higher generation is left alone (ON CONFLICT re-checks the latest row).
+WITH holding AS (
+    SELECT 1
+      FROM leases
+     WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
+       FOR SHARE
+)
+INSERT INTO job_windows AS w (job, window_key, lease, holder, generation, attempts, started_at)
+SELECT $1, $2, $3, $4, $5, 1, now() FROM holding
+ON CONFLICT (job, window_key) DO UPDATE SET
+    holder     = EXCLUDED.holder,
+    generation = EXCLUDED.generation,
+    attempts   = w.attempts + 1,
+    started_at = now()
+ WHERE w.completed_at IS NULL AND w.lease = EXCLUDED.lease
+   AND w.generation <= EXCLUDED.generation
+RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at;
+
+-- name: complete_window
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation.
+-- Same fence as claim_window: the lease row is share-locked for the statement, so only the
+-- current holding can complete the window it claimed, and only once (completed_at IS NULL).
+WITH holding AS (
+    SELECT 1
+      FROM leases
+     WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
+       FOR SHARE
+)
+UPDATE job_windows
+   SET completed_at = now()
+ WHERE job = $1 AND window_key = $2 AND lease = $3 AND holder = $4 AND generation = $5
+   AND completed_at IS NULL AND EXISTS (SELECT 1 FROM holding)
+RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at;
+
+-- name: explain_window
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation.
+-- A read taken after a claim or completion wrote nothing, to say why. It decides nothing.
+SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
+       w.completed_at,
+       EXISTS (SELECT 1 FROM leases
+                WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > now())
+           AS lease_held
+  FROM (SELECT 1) AS one
+  LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2;
+
+-- name: get_window
+-- $1 job, $2 window. A plain read.
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+  FROM job_windows
+ WHERE job = $1 AND window_key = $2;
+
+-- name: list_windows
+-- $1 job, $2 before (cursor) or NULL, $3 limit. Newest window key first; keyset pagination.
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+  FROM job_windows
+ WHERE job = $1 AND ($2::text IS NULL OR window_key < $2)
+ ORDER BY window_key DESC
+ LIMIT $3;
+
+-- name: verify_fence
+-- $1 resource, $2 lease, $3 generation.
+-- ON CONFLICT locks the fence row and re-checks the WHERE on its latest version, so concurrent
+-- verifies serialise and the highest generation only grows; an equal one is accepted (several
+-- writes by one holding). A generation above the lease's current one inserts nothing: it was
+-- never handed out (the snapshot includes every acquire answered before this request was sent).
+WITH lease AS (
+    SELECT generation FROM leases WHERE name = $2
+)
+INSERT INTO fences AS f (resource, lease, highest_generation, updated_at)
+SELECT $1, $2, $3, now() FROM lease WHERE lease.generation >= $3
+ON CONFLICT (resource) DO UPDATE SET
+    highest_generation = EXCLUDED.highest_generation,
+    updated_at         = now()
+ WHERE f.lease = EXCLUDED.lease AND f.highest_generation <= EXCLUDED.highest_generation
+RETURNING resource, lease, highest_generation, updated_at;
+
+-- name: explain_fence
+-- $1 resource, $2 lease. A read taken after a verify was refused, to say why.
+SELECT f.resource, f.lease, f.highest_generation, f.updated_at,
+       (SELECT generation FROM leases WHERE name = $2) AS lease_generation
+  FROM (SELECT 1) AS one
+  LEFT JOIN fences AS f ON f.resource = $1;
+
+-- name: applied_migrations
+-- A plain read of the versions recorded by migrate.py.
+SELECT version FROM tenure_migrations ORDER BY version;
+
+-- name: synchronous_commit
+-- The setting that makes an acknowledged generation survive a crash.
+SELECT current_setting('synchronous_commit');

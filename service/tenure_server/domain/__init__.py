@@ -1,0 +1,1 @@
+"""Lease, window and fence rules: pure Python, no web framework and no database driver."""

@@ -1,0 +1,112 @@
+"""Domain errors. Each names the condition and carries its facts; none knows about HTTP.
+
+TenureError
+├── InvalidInput            a value outside its documented bounds
+├── LeaseHeld               another holder holds the lease
+├── LeaseLost               the caller no longer holds the lease it names
+├── LeaseNotFound
+├── WindowNotFound
+├── WindowCompleted         the occurrence already ran to completion
+├── WindowNotClaimed        completing a window this holding did not claim
+├── WindowLeaseMismatch     the window is bound to another lease
+├── StaleGeneration         a fence has seen a higher generation
+├── FenceLeaseMismatch      the resource is fenced by another lease
+├── UnknownGeneration       a generation the lease never handed out
+└── StorageUnavailable      the database is unreachable or asked us to retry
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+
+class TenureError(Exception):
+    """Base of every refusal the service can explain to its caller."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class InvalidInput(TenureError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class LeaseHeld(TenureError):
+    def __init__(self, name: str, holder: str, expires_at: datetime, retry_after: float) -> None:
+        super().__init__(f"lease {name!r} is held by another holder")
+        self.holder = holder
+        self.expires_at = expires_at
+        self.retry_after_seconds = retry_after
+
+
+class LeaseLost(TenureError):
+    def __init__(self, name: str, generation: int) -> None:
+        super().__init__(
+            f"lease {name!r} generation {generation} is not held by this holder"
+            " (expired, released, or taken over)"
+        )
+        self.generation = generation
+
+
+class LeaseNotFound(TenureError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"lease {name!r} does not exist")
+
+
+class WindowNotFound(TenureError):
+    def __init__(self, job: str, window: str) -> None:
+        super().__init__(f"job {job!r} has no window {window!r}")
+
+
+class WindowCompleted(TenureError):
+    def __init__(self, job: str, window: str, completed_at: datetime) -> None:
+        super().__init__(f"window {window!r} of job {job!r} is already completed")
+        self.completed_at = completed_at
+
+
+class WindowNotClaimed(TenureError):
+    def __init__(self, job: str, window: str) -> None:
+        super().__init__(
+            f"window {window!r} of job {job!r} is not claimed by this holder and generation"
+        )
+
+
+class WindowLeaseMismatch(TenureError):
+    def __init__(self, job: str, window: str, lease: str) -> None:
+        super().__init__(f"window {window!r} of job {job!r} is bound to lease {lease!r}")
+        self.lease = lease
+
+
+class StaleGeneration(TenureError):
+    def __init__(self, resource: str, generation: int, highest: int) -> None:
+        super().__init__(
+            f"generation {generation} is lower than {highest}, the highest seen by {resource!r}"
+        )
+        self.highest = highest
+
+
+class FenceLeaseMismatch(TenureError):
+    def __init__(self, resource: str, lease: str) -> None:
+        super().__init__(f"resource {resource!r} is fenced by lease {lease!r}")
+        self.lease = lease
+
+
+class UnknownGeneration(TenureError):
+    def __init__(self, lease: str, generation: int, current: int | None) -> None:
+        super().__init__(
+            f"lease {lease!r} never handed out generation {generation}"
+            + ("" if current is None else f" (its current generation is {current})")
+        )
+        self.current = current
+
+
+class StorageUnavailable(TenureError):
+    """The database is unreachable, too slow, or asked for the transaction to be retried."""
+
+    def __init__(self, detail: str, retry_after_seconds: int = 1) -> None:
+        super().__init__(detail)
+        self.retry_after_seconds = retry_after_seconds

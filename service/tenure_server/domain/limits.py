@@ -1,0 +1,42 @@
+"""Bounds on what callers may ask for, and the checks that enforce them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tenure_server.domain.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class Limits:
+    min_ttl_seconds: float
+    max_ttl_seconds: float
+    max_wait_seconds: float
+    max_page_size: int
+    default_page_size: int
+
+    def ttl(self, ttl_seconds: float) -> float:
+        """A TTL within bounds: no lease may be eternal, none so short it flaps."""
+        if not math.isfinite(ttl_seconds) or not (
+            self.min_ttl_seconds <= ttl_seconds <= self.max_ttl_seconds
+        ):
+            raise InvalidInput(
+                "ttl_seconds",
+                f"must be between {self.min_ttl_seconds:g} and {self.max_ttl_seconds:g} seconds",
+            )
+        return ttl_seconds
+
+    def wait(self, wait_seconds: float) -> float:
+        if not math.isfinite(wait_seconds) or not (0 <= wait_seconds <= self.max_wait_seconds):
+            raise InvalidInput(
+                "wait_seconds", f"must be between 0 and {self.max_wait_seconds:g} seconds"
+            )
+        return wait_seconds
+
+    def page_size(self, limit: int | None) -> int:
+        if limit is None:
+            return self.default_page_size
+        if not (1 <= limit <= self.max_page_size):
+            raise InvalidInput("limit", f"must be between 1 and {self.max_page_size}")
+        return limit

@@ -1,0 +1,64 @@
+"""The service's configuration: one class, read once from `TENURE_*` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Self
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from tenure_server.domain.limits import Limits
+
+
+class Settings(BaseSettings):
+    """Every limit the service enforces, with its default. See README.md, "Configuration"."""
+
+    model_config = SettingsConfigDict(env_prefix="TENURE_", extra="forbid", frozen=True)
+
+    database_url: SecretStr | None = Field(
+        default=None,
+        description="PostgreSQL URL; when absent an embedded PostgreSQL is started in data_dir.",
+    )
+    data_dir: Path = Field(
+        default=Path(".tenure/pgdata"), description="Embedded PostgreSQL data folder."
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    workers: int = Field(default=1, ge=1, le=64)
+    pool_min_size: int = Field(default=2, ge=0)
+    pool_max_size: int = Field(default=10, ge=1)
+    pool_acquire_timeout_seconds: float = Field(default=5.0, gt=0)
+    statement_timeout_ms: int = Field(default=5000, ge=0)
+    lock_timeout_ms: int = Field(default=2000, ge=0)
+    min_ttl_seconds: float = Field(default=1.0, gt=0)
+    max_ttl_seconds: float = Field(default=3600.0, gt=0)
+    max_wait_seconds: float = Field(default=60.0, ge=0)
+    max_page_size: int = Field(default=500, ge=1)
+    default_page_size: int = Field(default=100, ge=1)
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
+    migrate_on_start: bool = True
+    allow_async_commit: bool = Field(
+        default=False,
+        description="Start even when synchronous_commit=off (throw-away environments only).",
+    )
+
+    @model_validator(mode="after")
+    def _check_bounds(self) -> Self:
+        if self.min_ttl_seconds > self.max_ttl_seconds:
+            raise ValueError("TENURE_MIN_TTL_SECONDS must not exceed TENURE_MAX_TTL_SECONDS")
+        if self.pool_min_size > self.pool_max_size:
+            raise ValueError("TENURE_POOL_MIN_SIZE must not exceed TENURE_POOL_MAX_SIZE")
+        if self.default_page_size > self.max_page_size:
+            raise ValueError("TENURE_DEFAULT_PAGE_SIZE must not exceed TENURE_MAX_PAGE_SIZE")
+        return self
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(
+            min_ttl_seconds=self.min_ttl_seconds,
+            max_ttl_seconds=self.max_ttl_seconds,
+            max_wait_seconds=self.max_wait_seconds,
+            max_page_size=self.max_page_size,
+            default_page_size=self.default_page_size,
+        )

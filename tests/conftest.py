@@ -1,0 +1,64 @@
+"""Fixtures shared by every test folder: the database server, a fresh database per test, and
+the service app on that database."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tenure_server.api.app import create_app
+from tenure_server.db.migrate import migrate
+from tenure_server.settings import Settings
+from tests import postgres
+
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    url, handle = postgres.server_url()
+    yield url
+    del handle  # the embedded server stops and is deleted when the last handle goes
+
+
+@pytest.fixture(scope="session")
+def template_database(server_url: str) -> Iterator[str]:
+    """A database migrated once; each test copies it."""
+    name = postgres.unique_name("tenure_tpl")
+
+    async def build() -> None:
+        await migrate(await postgres.create_database(server_url, name))
+
+    asyncio.run(build())
+    yield name
+    asyncio.run(postgres.drop_database(server_url, name))
+
+
+@pytest.fixture
+async def database_url(server_url: str, template_database: str) -> AsyncIterator[str]:
+    name = postgres.unique_name("tenure_t")
+    url = await postgres.create_database(server_url, name, template=template_database)
+    yield url
+    await postgres.drop_database(server_url, name)
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, pool_min_size=1, pool_max_size=20)
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def api(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client wired to the app in this process (no socket), on a fresh database."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as client:
+        yield client
