@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 from typing import Any
 
 import uvicorn
@@ -48,6 +49,10 @@ def app_from_environment() -> FastAPI:
     return create_app(settings)
 
 
+def _exit_normally(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> None:
     settings = load_settings(host=host, port=port, workers=workers)
     _configure_logging(settings)
@@ -55,6 +60,9 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
         # Start the embedded database once here; workers find it through the environment.
         url = asyncio.run(database_url(settings))
         os.environ["TENURE_DATABASE_URL"] = url
+        # uvicorn re-raises SIGTERM after its graceful shutdown; exit normally instead, so the
+        # embedded PostgreSQL is stopped by its exit hook rather than left running.
+        signal.signal(signal.SIGTERM, _exit_normally)
         settings = load_settings(host=host, port=port, workers=workers)
         _log.info("no TENURE_DATABASE_URL: using the embedded PostgreSQL in %s", settings.data_dir)
     _log.info("Tenure listening on http://%s:%d (docs at /docs)", settings.host, settings.port)

@@ -4,6 +4,7 @@ an acknowledged generation cannot be lost in a crash."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -81,3 +82,9 @@ def create_app(settings: Settings) -> FastAPI:
     for module in (leases, windows, fences, health):
         app.include_router(module.router)
     return app
+
+
+def openapi_document() -> str:
+    """The API contract as committed in openapi/openapi.json (sorted keys, stable text)."""
+    schema = create_app(Settings()).openapi()
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -42,14 +42,21 @@ class Repository:
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[asyncpg.pool.PoolConnectionProxy[Record]]:
         try:
-            async with self._pool.acquire(timeout=self._acquire_timeout) as connection:
-                yield connection
+            connection = await self._pool.acquire(timeout=self._acquire_timeout)
+        except (asyncpg.PostgresError, OSError, TimeoutError, asyncpg.InterfaceError) as error:
+            # Whatever the database said while we were connecting, it cannot serve us now.
+            raise StorageUnavailable(f"database unavailable: {type(error).__name__}") from error
+        try:
+            yield connection
         except asyncpg.PostgresError as error:
             if not _retryable(error):
                 raise
-            raise StorageUnavailable(f"database refused the request: {error.sqlstate}") from error
-        except (TimeoutError, OSError, asyncpg.InterfaceError) as error:
-            raise StorageUnavailable(f"database unavailable: {type(error).__name__}") from error
+            raise StorageUnavailable(f"database refused: {error.sqlstate}") from error
+        except (OSError, asyncpg.InterfaceError) as error:
+            # The connection broke mid-statement (ConnectionDoesNotExistError and the like).
+            raise StorageUnavailable(f"database connection lost: {type(error).__name__}") from error
+        finally:
+            await self._pool.release(connection)
 
     async def _fetchrow(self, query: str, *args: Any) -> Record | None:
         async with self._connection() as connection:
