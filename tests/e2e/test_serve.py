@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import httpx
@@ -66,3 +67,22 @@ def test_two_workers_share_one_embedded_database() -> None:
         ]
         assert statuses.count(200) == 1
         assert statuses.count(409) == 9
+
+
+def test_a_waiter_that_disconnects_leaves_no_orphan_acquisition() -> None:
+    """A client that gives up while waiting never ends up holding the lease it left behind."""
+    with tenure_serve() as url:
+        lease = f"{url}/v1/leases/close-day"
+        httpx.post(f"{lease}/acquire", json={"holder": "a", "ttl_seconds": 60}, timeout=5)
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(
+                f"{lease}/acquire",
+                json={"holder": "gone", "ttl_seconds": 60, "wait_seconds": 20},
+                timeout=0.5,
+            )
+        httpx.post(f"{lease}/release", json={"holder": "a", "generation": 1}, timeout=5)
+        time.sleep(0.5)
+        current = httpx.get(lease, timeout=5).json()
+        assert not (current["holder"] == "gone" and current["held"])
+        taken = httpx.post(f"{lease}/acquire", json={"holder": "c", "ttl_seconds": 60}, timeout=5)
+        assert taken.status_code == 200, taken.text

@@ -6,8 +6,11 @@ import asyncio
 import random
 from collections import Counter
 
+import asyncpg
 import httpx
 
+from tenure_server.api.app import create_app
+from tenure_server.settings import Settings
 from tests.api.test_fences import hand_out, verify
 
 
@@ -97,3 +100,29 @@ async def test_concurrent_verifies_keep_the_highest_generation(api: httpx.AsyncC
     # one fence row lock): it never goes down.
     assert accepted == sorted(accepted)
     assert (await verify(api, "payments", "close-day", 30)).json()["highest"] == 30
+
+
+async def test_a_serializable_database_default_does_not_turn_refusals_into_errors(
+    database_url: str, settings: Settings
+) -> None:
+    """The pool pins READ COMMITTED, so racing acquires on a database whose default is
+    SERIALIZABLE still get one 200 and 409s — never a serialization failure or a 500."""
+    connection = await asyncpg.connect(database_url)
+    try:
+        database = await connection.fetchval("SELECT current_database()")
+        await connection.execute(
+            f"ALTER DATABASE {database} SET default_transaction_isolation = 'serializable'"
+        )
+    finally:
+        await connection.close()
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
+            responses = await asyncio.gather(
+                *(
+                    api.post("/v1/leases/hot/acquire", json={"holder": f"h{i}", "ttl_seconds": 30})
+                    for i in range(30)
+                )
+            )
+    assert Counter(response.status_code for response in responses) == {200: 1, 409: 29}

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from tenure_server.api import fences, health, leases, problems, windows
 from tenure_server.db.migrate import migrate
+from tenure_server.db.notifications import ReleaseNotifications
 from tenure_server.db.operations import Operations
 from tenure_server.db.pool import create_pool, start_embedded
 from tenure_server.db.repository import Repository
@@ -62,14 +63,17 @@ def create_app(settings: Settings) -> FastAPI:
             statement_timeout_ms=settings.statement_timeout_ms,
             lock_timeout_ms=settings.lock_timeout_ms,
         )
+        notifications = ReleaseNotifications(dsn)
         try:
             repository = Repository(pool, settings.pool_acquire_timeout_seconds)
             await _check_durability(repository, settings)
+            await notifications.start()
             app.state.repository = repository
-            app.state.operations = Operations(repository)
+            app.state.operations = Operations(repository, notifications)
             app.state.limits = settings.limits
             yield
         finally:
+            await notifications.stop()
             await pool.close()
 
     app = FastAPI(

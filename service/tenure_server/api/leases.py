@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from tenure_server.api.dependencies import LimitsDep, OperationsDep
 from tenure_server.api.schemas import (
@@ -24,12 +25,31 @@ router = APIRouter(prefix="/v1/leases", tags=["leases"])
 
 @router.post("/{name}/acquire", responses=problem_responses(409))
 async def acquire(
-    name: LeaseName, body: AcquireRequest, operations: OperationsDep, limits: LimitsDep
+    name: LeaseName,
+    body: AcquireRequest,
+    request: Request,
+    operations: OperationsDep,
+    limits: LimitsDep,
 ) -> LeaseOut:
     """Take the lease if it is free or expired (generation + 1), or extend it if this holder
-    still holds it (same generation). 409 `lease-held` with `Retry-After` otherwise."""
-    lease = await operations.acquire(name, body.holder, limits.ttl(body.ttl_seconds))
-    return LeaseOut.of(lease)
+    still holds it (same generation). With `wait_seconds`, wait for a release or expiry. 409
+    `lease-held` with `Retry-After` otherwise."""
+    ttl, wait = limits.ttl(body.ttl_seconds), limits.wait(body.wait_seconds)
+    if wait == 0:
+        return LeaseOut.of(await operations.acquire(name, body.holder, ttl))
+    abandoned = asyncio.Event()
+    watcher = asyncio.create_task(_watch_disconnect(request, abandoned))
+    try:
+        return LeaseOut.of(await operations.acquire(name, body.holder, ttl, wait, abandoned))
+    finally:
+        watcher.cancel()
+
+
+async def _watch_disconnect(request: Request, abandoned: asyncio.Event) -> None:
+    # The body has been read, so the next ASGI message can only be the client going away.
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+    abandoned.set()
 
 
 @router.post("/{name}/renew", responses=problem_responses(409))

@@ -104,6 +104,8 @@ PROBLEMS: Mapping[type[e.TenureError], ProblemType] = {
         "Generation was never handed out",
         lambda x: {"current_generation": x.current},
     ),
+    # Nobody reads this answer; 499 is the de facto "client closed request" status.
+    e.RequestAbandoned: ProblemType("request-abandoned", 499, "Caller went away"),
     e.StorageUnavailable: ProblemType(
         "storage-unavailable",
         503,

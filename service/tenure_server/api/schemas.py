@@ -65,6 +65,12 @@ class _Body(BaseModel):
 class AcquireRequest(_Body):
     holder: Holder
     ttl_seconds: Seconds = Field(description="Lifetime of the lease unless renewed.")
+    wait_seconds: float = Field(
+        default=0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Wait up to this long for the lease to become free (409 at the deadline).",
+    )
 
 
 class RenewRequest(_Body):

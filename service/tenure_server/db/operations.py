@@ -8,11 +8,18 @@ times; nothing is ever decided from the read.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
+from tenure_server.db.notifications import FALLBACK_POLL_SECONDS, ReleaseNotifications
 from tenure_server.db.repository import Repository
-from tenure_server.domain.errors import LeaseLost, StorageUnavailable
+from tenure_server.domain.errors import (
+    LeaseHeld,
+    LeaseLost,
+    RequestAbandoned,
+    StorageUnavailable,
+)
 from tenure_server.domain.fences import Fence, verify_refusal
 from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome
 from tenure_server.domain.names import decode_cursor, encode_cursor, prefix_upper_bound
@@ -20,6 +27,8 @@ from tenure_server.domain.windows import Holding, Window, claim_refusal, complet
 
 # How many times a decision is retaken when the state moved between it and its explanation.
 DECISION_ATTEMPTS = 5
+# A waiter re-tries this long after the holding's expiry, so the expiry has surely passed.
+EXPIRY_SLACK_SECONDS = 0.01
 
 
 def _still_moving(operation: str) -> StorageUnavailable:
@@ -27,10 +36,47 @@ def _still_moving(operation: str) -> StorageUnavailable:
 
 
 class Operations:
-    def __init__(self, repository: Repository) -> None:
+    def __init__(self, repository: Repository, notifications: ReleaseNotifications) -> None:
         self._repository = repository
+        self._notifications = notifications
 
-    async def acquire(self, name: str, holder: str, ttl: float) -> Lease:
+    async def acquire(
+        self,
+        name: str,
+        holder: str,
+        ttl: float,
+        wait: float = 0.0,
+        abandoned: asyncio.Event | None = None,
+    ) -> Lease:
+        """Take the lease now, or within `wait` seconds: woken by a release (NOTIFY) or at the
+        holding's expiry by the database clock, never by polling. `abandoned` is set when the
+        caller went away; a lease taken for nobody is released at once."""
+        if wait <= 0:
+            return await self._acquire_now(name, holder, ttl)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        with self._notifications.subscribe(name) as released:
+            while True:
+                released.clear()
+                try:
+                    lease = await self._acquire_now(name, holder, ttl)
+                except LeaseHeld as held:
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        raise
+                    pause = min(remaining, held.retry_after_seconds + EXPIRY_SLACK_SECONDS)
+                    if not self._notifications.listening:
+                        pause = min(pause, FALLBACK_POLL_SECONDS)
+                    await _first_of(pause, released, abandoned)
+                    if abandoned is not None and abandoned.is_set():
+                        raise RequestAbandoned(name) from None
+                    continue
+                if abandoned is not None and abandoned.is_set():
+                    await self.release(name, holder, lease.generation)
+                    raise RequestAbandoned(name)
+                return lease
+
+    async def _acquire_now(self, name: str, holder: str, ttl: float) -> Lease:
         for _ in range(DECISION_ATTEMPTS):
             lease = await self._repository.acquire_lease(name, holder, ttl)
             if lease is not None:
@@ -127,3 +173,13 @@ def _page(rows: list[T], limit: int, key: Callable[[T], str]) -> tuple[list[T], 
     if len(rows) <= limit:
         return rows, None
     return rows[:limit], encode_cursor(key(rows[limit - 1]))
+
+
+async def _first_of(seconds: float, *events: asyncio.Event | None) -> None:
+    """Return when any event is set or after `seconds`."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events if event is not None]
+    try:
+        await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in waits:
+            waiting.cancel()

@@ -104,6 +104,11 @@ class UnknownGeneration(TenureError):
         self.current = current
 
 
+class RequestAbandoned(TenureError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the caller stopped waiting for lease {name!r}")
+
+
 class StorageUnavailable(TenureError):
     """The database is unreachable, too slow, or asked for the transaction to be retried."""
 

@@ -73,7 +73,8 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- $1 name, $2 holder, $3 generation.
 -- Expires the holding at once without deleting the row, so the generation never restarts at 1.
 -- least() keeps an already-expired lease's expiry where it was. Only the first release of a
--- holding matches (released_at IS NULL), so it alone records the event and wakes waiters.
+-- holding matches (released_at IS NULL), so it alone records the event and wakes waiters: the
+-- notification is delivered at commit, when the lease is free for them to take.
 WITH released AS (
     UPDATE leases
        SET expires_at = least(expires_at, now()), released_at = now()
@@ -87,7 +88,8 @@ WITH released AS (
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
        expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
-  FROM released;
+  FROM released
+ CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)) AS wake;
 
 -- name: get_lease
 -- $1 name. A plain read; it decides nothing, it only reports or explains a refusal.

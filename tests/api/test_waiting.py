@@ -1,0 +1,86 @@
+"""Acquire with wait_seconds: woken by a release at once, or at the holder's expiry; 409 at the
+deadline; no pooled connection held while waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tenure_server.api.app import create_app
+from tenure_server.settings import Settings
+from tests.api.test_leases import held, problem
+
+
+async def wait_for(
+    api: httpx.AsyncClient, holder: str, wait: float, ttl: float = 60
+) -> httpx.Response:
+    return await api.post(
+        "/v1/leases/close-day/acquire",
+        json={"holder": holder, "ttl_seconds": ttl, "wait_seconds": wait},
+    )
+
+
+async def test_a_waiter_is_woken_by_the_release(api: httpx.AsyncClient) -> None:
+    """A waiter (30 s) on a 60 s lease holds it right after the release, not at a timeout."""
+    await held(api, "close-day", "a", ttl=60)
+    waiter = asyncio.create_task(wait_for(api, "b", 30))
+    await asyncio.sleep(0.3)
+    released_at = time.monotonic()
+    await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+    response = await waiter
+    elapsed = time.monotonic() - released_at
+    assert response.status_code == 200, response.text
+    assert (response.json()["holder"], response.json()["generation"]) == ("b", 2)
+    assert elapsed < 1.0
+
+
+async def test_a_waiter_takes_over_when_the_holder_dies(api: httpx.AsyncClient) -> None:
+    """With no release (the holder died), the waiter gets the lease right after it expires."""
+    await held(api, "close-day", "a", ttl=1)
+    started = time.monotonic()
+    response = await wait_for(api, "b", 10)
+    assert response.status_code == 200, response.text
+    assert response.json()["generation"] == 2
+    assert time.monotonic() - started < 2.0
+
+
+async def test_a_waiter_gets_lease_held_at_its_deadline(api: httpx.AsyncClient) -> None:
+    """If the lease stays held, the waiter is answered 409 lease-held when its wait ends."""
+    await held(api, "close-day", "a", ttl=30)
+    started = time.monotonic()
+    problem(await wait_for(api, "b", 0.5), 409, "lease-held")
+    assert 0.5 <= time.monotonic() - started < 2.0
+
+
+async def test_a_wait_beyond_the_configured_bound_is_refused(api: httpx.AsyncClient) -> None:
+    """wait_seconds above TENURE_MAX_WAIT_SECONDS is 422, naming the field."""
+    found = problem(await wait_for(api, "b", 10_000), 422, "validation-error")
+    assert found["errors"][0]["field"] == "wait_seconds"
+
+
+@pytest.fixture
+async def small_pool_app(database_url: str) -> FastAPI:
+    return create_app(Settings(database_url=database_url, pool_min_size=1, pool_max_size=2))
+
+
+async def test_many_waiters_do_not_exhaust_the_pool(small_pool_app: FastAPI) -> None:
+    """Forty waiters on a pool of two connections: other requests are still answered at once,
+    and one release hands the lease to exactly one waiter."""
+    app = small_pool_app
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
+            await held(api, "close-day", "a", ttl=60)
+            waiters = [asyncio.create_task(wait_for(api, f"w{i}", 2)) for i in range(40)]
+            await asyncio.sleep(0.3)
+            started = time.monotonic()
+            for i in range(10):
+                assert (await held(api, f"other-{i}", "x"))["generation"] == 1
+            assert time.monotonic() - started < 2.0
+            await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+            responses = await asyncio.gather(*waiters)
+    assert sorted(response.status_code for response in responses) == [200] + [409] * 39
