@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from pydantic import ValidationError
 
 from tenure_server.api.app import create_app, database_url
+from tenure_server.db.admin import bump_generations
 from tenure_server.db.migrate import migrate
 from tenure_server.settings import Settings
 
@@ -93,3 +94,17 @@ def migrate_command() -> None:
 
     applied = asyncio.run(run())
     print("applied: " + (", ".join(f"{v:04d}" for v in applied) if applied else "nothing to do"))
+
+
+def bump_generations_command(amount: int) -> None:
+    settings = load_settings()
+    _configure_logging(settings)
+
+    async def run() -> tuple[int, int]:
+        return await bump_generations(await database_url(settings), amount)
+
+    try:
+        leases, fences = asyncio.run(run())
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+    print(f"bumped {leases} leases by {amount}; raised {fences} fences")

@@ -1,0 +1,28 @@
+"""Operator commands that change many rows at once; run by `tenure admin`, never by the API."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import asyncpg
+
+from tenure_server.db.queries import parse
+
+_SQL = parse(resources.files("tenure_server.db.sql").joinpath("admin.sql").read_text("utf-8"))
+
+# Generations are bigint; a bump must leave room for every later acquire.
+MAX_BUMP = 2**62
+
+
+async def bump_generations(dsn: str, amount: int) -> tuple[int, int]:
+    """Move every generation ahead by `amount`; returns (leases bumped, fences raised)."""
+    if not 1 <= amount <= MAX_BUMP:
+        raise ValueError(f"--by must be between 1 and {MAX_BUMP}")
+    connection = await asyncpg.connect(dsn)
+    try:
+        row = await connection.fetchrow(_SQL["bump_generations"], amount)
+    finally:
+        await connection.close()
+    if row is None:
+        raise RuntimeError("bump_generations returned no row")
+    return int(row["leases"]), int(row["fences"])
