@@ -1,12 +1,58 @@
-"""The `tenure` command. Service commands (`serve`, `migrate`) need `tenure[server]`."""
+"""The `tenure` command.
+
+`tenure run` needs only the client; `serve` and `migrate` are the service's commands and need
+`tenure[server]`.
+
+    tenure run JOB --ttl 90 [--cron EXPR --tz ZONE [--key previous_day] | --window KEY]
+               [--wait S] [--grace S] [--url URL] -- COMMAND ARGS…
+
+Exit status of `tenure run`: the command's own (128 + N when killed by signal N), or
+111 skipped: lease held, 112 skipped: window completed, 113 lease lost, 114 service
+unreachable, 2 usage error or request refused. See `tenure run --help`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+from tenure._client import Tenure
+from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
+from tenure._executor import resolve_window
+from tenure._supervisor import (
+    DEFAULT_GRACE,
+    EXIT_COMPLETED,
+    EXIT_HELD,
+    EXIT_LOST,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    RunOptions,
+    run_command,
+)
+
+RUN_EPILOG = f"""\
+environment given to COMMAND:
+  TENURE_JOB, TENURE_LEASE, TENURE_WINDOW, TENURE_GENERATION, TENURE_ATTEMPT,
+  TENURE_IDEMPOTENCY_KEY (<job>-<window>), TENURE_FENCING_TOKEN (<lease>/<generation>)
+
+exit status:
+  the command's own  it ran (128+N if killed by signal N; 126/127: not executable/not found)
+  {EXIT_HELD}                skipped: the lease is held by another holder (0 with --skip-ok)
+  {EXIT_COMPLETED}                skipped: the window is already completed (0 with --skip-ok)
+  {EXIT_LOST}                the lease was lost: the command was stopped, the window not completed
+  {EXIT_UNREACHABLE}                the service is unreachable or unavailable
+  {EXIT_USAGE}                  invalid usage, or the service refused the request
+
+The window is completed only when COMMAND exits 0. On lease loss COMMAND's process group gets
+SIGTERM, then SIGKILL after --grace seconds; SIGINT/SIGTERM sent to tenure run are forwarded.
+The service is ${ENV_URL} (default {DEFAULT_URL}) unless --url is given; ${ENV_TOKEN} is sent
+as a bearer token.
+"""
 
 
 def _server_commands() -> Any:
@@ -19,20 +65,119 @@ def _server_commands() -> Any:
         )
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"not a number of seconds >= 0: {text!r}")
+    return value
+
+
+def _add_run(commands: Any) -> None:
+    run = commands.add_parser(
+        "run",
+        usage="tenure run JOB [--ttl S] (--cron EXPR --tz ZONE [--key K] | --window KEY)\n"
+        "                  [--lease NAME] [--wait S] [--grace S] [--renew-every S] [--url URL]\n"
+        "                  [--skip-ok] -- COMMAND [ARGS...]",
+        help="run a command once per occurrence, under a lease",
+        description="Run COMMAND once for this occurrence of JOB, under JOB's lease.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("job", metavar="JOB", help="the job's name (also its lease's, by default)")
+    run.add_argument("--ttl", type=_seconds, default=DEFAULT_TTL, help="lease TTL in seconds")
+    which = run.add_mutually_exclusive_group(required=True)
+    which.add_argument("--cron", help="the job's schedule: the window is the occurrence it meant")
+    which.add_argument("--window", help="the window key itself, e.g. 2026-09-25")
+    run.add_argument("--tz", help="IANA time zone of --cron (required with it)")
+    run.add_argument(
+        "--key",
+        choices=["occurrence", "date", "previous_day"],
+        default="occurrence",
+        help="window key of a --cron occurrence (default: occurrence)",
+    )
+    run.add_argument("--lease", help="lease name (default: JOB)")
+    run.add_argument("--wait", type=_seconds, default=0.0, help="seconds to wait for the lease")
+    run.add_argument(
+        "--grace", type=_seconds, default=DEFAULT_GRACE, help="SIGTERM→SIGKILL delay on loss"
+    )
+    run.add_argument("--renew-every", type=_seconds, help="renewal period (default: TTL / 3)")
+    run.add_argument("--url", help=f"service URL (default: ${ENV_URL} or {DEFAULT_URL})")
+    run.add_argument("--skip-ok", action="store_true", help="exit 0 when the run is skipped")
+    # COMMAND is everything after "--"; main() splits it off before parsing.
+    run.set_defaults(parser=run)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tenure", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="tenure", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command_name", required=True)
     serve = commands.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1, TENURE_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8080, TENURE_PORT)")
     serve.add_argument("--workers", type=int, help="worker processes (default 1, TENURE_WORKERS)")
     commands.add_parser("migrate", help="apply database migrations and exit")
+    _add_run(commands)
     return parser
 
 
+def _window(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> str:
+    if arguments.window is not None:
+        if arguments.tz is not None:
+            parser.error("--tz goes with --cron, not --window")
+        return str(arguments.window)
+    if arguments.tz is None:
+        parser.error("--cron needs --tz (an IANA time zone such as America/Sao_Paulo)")
+    try:
+        return resolve_window(arguments.cron, arguments.tz, arguments.key)
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def _run_options(
+    parser: argparse.ArgumentParser, arguments: argparse.Namespace, command: list[str]
+) -> RunOptions:
+    if not command:
+        parser.error("give the command to run after --: tenure run JOB ... -- COMMAND [ARGS...]")
+    if arguments.ttl <= 0:
+        parser.error("--ttl must be more than 0")
+    return RunOptions(
+        job=arguments.job,
+        window=_window(parser, arguments),
+        command=command,
+        ttl=arguments.ttl,
+        lease=arguments.lease,
+        wait=arguments.wait,
+        grace=arguments.grace,
+        renew_every=arguments.renew_every,
+        skip_ok=arguments.skip_ok,
+    )
+
+
+def _run(parser: argparse.ArgumentParser, arguments: argparse.Namespace, command: list[str]) -> int:
+    options = _run_options(parser, arguments, command)
+    logging.basicConfig(level=logging.WARNING, format="tenure run: %(message)s")
+    try:
+        client = Tenure.from_env(arguments.url)
+    except ValueError as error:
+        parser.error(str(error))
+    with client:
+        return run_command(client, options)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    arguments = _parser().parse_args(argv)
-    if arguments.command == "serve":
+    words = list(sys.argv[1:] if argv is None else argv)
+    # `tenure run … -- COMMAND ARGS`: the command is never parsed as options of ours.
+    command: list[str] = []
+    if "--" in words:
+        split = words.index("--")
+        words, command = words[:split], words[split + 1 :]
+    parser = _parser()
+    arguments = parser.parse_args(words)
+    if arguments.command_name == "serve":
         _server_commands().serve(arguments.host, arguments.port, arguments.workers)
-    elif arguments.command == "migrate":
+    elif arguments.command_name == "migrate":
         _server_commands().migrate_command()
+    elif arguments.command_name == "run":
+        sys.exit(_run(arguments.parser, arguments, command))

@@ -1,0 +1,40 @@
+"""The client's defaults and the holder identity.
+
+Every default is a named constant so callers can see and pass it (the retry policy's are in
+`_retry`).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+
+__all__ = [
+    "DEFAULT_MAX_WAIT_PER_REQUEST",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_TTL",
+    "DEFAULT_URL",
+    "ENV_TOKEN",
+    "ENV_URL",
+    "default_holder",
+]
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+ENV_URL = "TENURE_URL"
+ENV_TOKEN = "TENURE_TOKEN"  # noqa: S105 - the name of a variable, not a secret
+# Seconds for one HTTP request (connect, write, read, pool). A waiting acquire adds its wait.
+DEFAULT_TIMEOUT = 10.0
+# Lease lifetime used by the executor and `tenure run` unless told otherwise.
+DEFAULT_TTL = 90.0
+# A long wait is sent as several requests of at most this many seconds each, well below the
+# service's default bound (TENURE_MAX_WAIT_SECONDS, 60 s) and below common proxy idle timeouts.
+DEFAULT_MAX_WAIT_PER_REQUEST = 30.0
+
+_HOSTNAME_MAX = 150  # the holder is at most 200 characters on the service
+
+
+def default_holder() -> str:
+    """`hostname:pid:random8`: unique per client instance, readable by an operator."""
+    host = "".join(c for c in socket.gethostname() if c.isprintable())[:_HOSTNAME_MAX]
+    return f"{host or 'localhost'}:{os.getpid()}:{secrets.token_hex(4)}"

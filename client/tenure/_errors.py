@@ -1,0 +1,245 @@
+"""The client's exceptions: one per problem `type` the service answers, under one base class.
+
+TenureError                  anything the service refused, or could not be asked
+├── TransportError           no answer: connection refused or reset, timeout, DNS, TLS
+├── ServiceUnavailable       503 `storage-unavailable` (or a 502/503/504 from a proxy)
+├── UnexpectedResponse       an answer this client cannot read (not JSON, missing fields)
+├── InvalidRequest           422 `validation-error`: .errors lists the fields and messages
+├── LeaseHeld                409 `lease-held`: .holder, .expires_at, .retry_after
+├── LeaseLost                409 `lease-lost`: this holding is gone (expired, released, taken)
+├── LeaseNotFound            404 `lease-not-found`
+├── WindowNotFound           404 `window-not-found`
+├── WindowCompleted          409 `window-completed`: .completed_at; a late run should skip
+├── WindowNotClaimed         409 `window-not-claimed`
+├── WindowLeaseMismatch      409 `window-lease-mismatch`: .lease the window is bound to
+├── StaleGeneration          409 `stale-generation`: .highest the resource has accepted
+├── FenceLeaseMismatch       409 `fence-lease-mismatch`: .lease that fences the resource
+└── UnknownGeneration        422 `unknown-generation`: .current_generation of the lease
+
+A problem `type` this client does not know is raised as `TenureError` itself; `.problem` holds
+the decoded body and `.status` the HTTP status, so nothing the service said is lost.
+
+`LeaseLost` is also raised locally, by a lease handle, when renewals failed for so long that the
+lease may have expired: the client cannot prove it still holds it, so it acts as if it did not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+__all__ = [
+    "FenceLeaseMismatch",
+    "InvalidRequest",
+    "LeaseHeld",
+    "LeaseLost",
+    "LeaseNotFound",
+    "ServiceUnavailable",
+    "StaleGeneration",
+    "TenureError",
+    "TransportError",
+    "UnexpectedResponse",
+    "UnknownGeneration",
+    "WindowCompleted",
+    "WindowLeaseMismatch",
+    "WindowNotClaimed",
+    "WindowNotFound",
+]
+
+
+def _restore(cls: type[TenureError], args: tuple[Any, ...], state: dict[str, Any]) -> TenureError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
+class TenureError(Exception):
+    """Base of every error the client raises about the service.
+
+    `status` is the HTTP status (None when there was no answer) and `problem` the RFC 9457 body
+    as decoded (empty when there was none).
+    """
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        status: int | None = None,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+        self.problem: Mapping[str, Any] = dict(problem or {})
+
+    @property
+    def type(self) -> str | None:
+        """The problem `type` (`/problems/lease-held`), when the service sent one."""
+        kind = self.problem.get("type")
+        return kind if isinstance(kind, str) else None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only fields: rebuild from the state so errors survive pickling (Celery results,
+        # multiprocessing) without every subclass repeating its constructor arguments.
+        return (_restore, (type(self), self.args, dict(self.__dict__)))
+
+
+class TransportError(TenureError):
+    """The request got no answer. It may or may not have reached the service."""
+
+
+class ServiceUnavailable(TenureError):
+    """The service (or a proxy in front of it) cannot answer now; retrying later may work."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = 503,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.retry_after = retry_after
+
+
+class UnexpectedResponse(TenureError):
+    """The service answered something this client does not understand."""
+
+
+class InvalidRequest(TenureError):
+    """The service refused a value: `errors` lists `{"field": …, "message": …}` items."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        errors: tuple[Mapping[str, str], ...] = (),
+        status: int | None = 422,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.errors = errors
+
+
+class LeaseHeld(TenureError):
+    """Another holder holds the lease until `expires_at` (service clock)."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        holder: str,
+        expires_at: datetime,
+        retry_after: float,
+        status: int | None = 409,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.holder = holder
+        self.expires_at = expires_at
+        self.retry_after = retry_after
+
+
+class LeaseLost(TenureError):
+    """This holding of the lease is gone: expired, released, or taken over by another holder."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        generation: int | None = None,
+        status: int | None = 409,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.generation = generation
+
+
+class LeaseNotFound(TenureError):
+    """No lease by that name was ever acquired."""
+
+
+class WindowNotFound(TenureError):
+    """The job has no such window."""
+
+
+class WindowCompleted(TenureError):
+    """The occurrence already ran to completion: a late or repeated run should skip it."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        completed_at: datetime,
+        status: int | None = 409,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.completed_at = completed_at
+
+
+class WindowNotClaimed(TenureError):
+    """Completing a window that this holding did not claim."""
+
+
+class WindowLeaseMismatch(TenureError):
+    """The window is bound to another lease (`lease`)."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        lease: str,
+        status: int | None = 409,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.lease = lease
+
+
+class StaleGeneration(TenureError):
+    """The resource has accepted a higher generation (`highest`): this writer is fenced off."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        highest: int,
+        status: int | None = 409,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.highest = highest
+
+
+class FenceLeaseMismatch(TenureError):
+    """The resource is fenced by another lease (`lease`)."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        lease: str,
+        status: int | None = 409,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.lease = lease
+
+
+class UnknownGeneration(TenureError):
+    """The lease never handed out this generation; `current_generation` is its latest, if any."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        current_generation: int | None,
+        status: int | None = 422,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.current_generation = current_generation

@@ -1,0 +1,479 @@
+"""Lease handles: hold a lease for the length of a `with` / `async with` block.
+
+    with client.lease("close-day", ttl=90) as lease:          # LeaseHeld if another holds it
+        for store in stores:
+            lease.check()                                      # LeaseLost once it is gone
+            post(store, headers=lease.fencing_headers())
+
+Entering acquires (with `wait=`, keeps asking until that many seconds have passed); a background
+thread (sync) or task (async) renews every `renew_every` seconds (a third of the TTL by default);
+leaving releases, even when the block raised.
+
+When is the lease lost? When a renewal is answered `lease-lost`, or refused outright, or when no
+renewal has succeeded for so long that the lease may have expired. The last is decided on the
+local monotonic clock, never on wall-clock time: the lease is counted as valid until `sent + ttl`,
+where `sent` is the moment the last successful acquire or renew request was *sent* — the service
+set the expiry no earlier than that, so the local deadline never falls after the real one. (An
+answer that arrives after that deadline does not revive the handle.) `lease.lost` turns true as
+soon as the deadline passes, even if the renewer is stuck.
+
+On loss the handle stops renewing and marks itself lost at once:
+- async: the task running the `async with` block is cancelled, and `LeaseLost` is raised out of
+  the block (a cancellation that came from elsewhere propagates unchanged);
+- sync: the thread cannot be interrupted, so `lease.lost` turns true, `lease.wait_lost()` returns,
+  `lease.check()` raises `LeaseLost`, and `on_lost(error)` is called from the renewal thread; the
+  block must check between units of work. Leaving the block raises `LeaseLost` if it ended
+  without an exception of its own.
+
+The window of risk that remains: a process that is paused (GC, a throttled container, a
+suspended VM, SIGSTOP) between its last check and its write does not run any of this — it wakes
+up and writes with a lease that expired meanwhile. Only the resource can close that window: send
+`lease.fencing_headers()` (or verify the generation in the same transaction as the write) so
+that it refuses a generation lower than one it has already seen. See docs/client.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Self, TypedDict
+
+from tenure import _protocol as P
+from tenure._errors import LeaseHeld, LeaseLost, TenureError, TransportError
+from tenure._models import Lease
+from tenure._renewal import LeaseClock, renewal_verdict
+from tenure._retry import NO_RETRY, RetryPolicy
+from tenure._tokens import fencing_headers, format_token
+
+if TYPE_CHECKING:
+    from tenure._client import AsyncTenure, Tenure, _Config
+
+__all__ = ["AsyncLeaseHandle", "LeaseHandle", "LostCallback"]
+
+_log = logging.getLogger("tenure")
+
+LostCallback = Callable[[LeaseLost], object]
+# How often a handle looks again when another handle of the same client holds the name.
+LOCAL_POLL_SECONDS = 0.05
+# A release waits for its answer at most max(this, the TTL) seconds (and the client's timeout).
+MIN_RELEASE_TIMEOUT = 1.0
+
+
+class _CallOptions(TypedDict):
+    retry: RetryPolicy
+    http_timeout: float
+
+
+class _Handle:
+    """State and queries shared by the sync and async handles."""
+
+    def __init__(
+        self,
+        client: _Config,
+        name: str,
+        ttl: float,
+        *,
+        wait: float,
+        renew_every: float | None,
+        on_lost: LostCallback | None,
+    ) -> None:
+        if not (math.isfinite(wait) and wait >= 0):
+            raise ValueError("wait must be a number of seconds >= 0")
+        self._config = client
+        self.name = name
+        self.ttl = ttl
+        self.wait = wait
+        self._clock = LeaseClock(ttl, renew_every)
+        self._on_lost = on_lost
+        self._lease: Lease | None = None
+        self._lock = threading.Lock()
+        self._lost = threading.Event()
+        self._reason: LeaseLost | None = None
+        self._notified = False
+        self._entered = False
+        self._closed = False  # left the block: `lost` no longer changes
+
+    # What the block asks ----------------------------------------------------------------------
+
+    @property
+    def lease(self) -> Lease:
+        """The lease as the service answered the acquire."""
+        if self._lease is None:
+            raise RuntimeError("the lease is not acquired yet: use the handle in a with block")
+        return self._lease
+
+    @property
+    def generation(self) -> int:
+        """The fencing token of this holding: higher than every earlier holding's."""
+        return self.lease.generation
+
+    @property
+    def holder(self) -> str:
+        return self._config.holder
+
+    @property
+    def lost(self) -> bool:
+        """True once the lease is, or may be, lost; it never turns back to False. After the block,
+        it keeps the value it had when the block ended."""
+        if self._lost.is_set():
+            return True
+        with self._lock:
+            if self._lease is None or self._closed:
+                return False
+            if self._clock.expired(time.monotonic()):
+                self._mark_lost_locked(self._expired_error())
+        return self._lost.is_set()
+
+    @property
+    def lost_reason(self) -> LeaseLost | None:
+        """Why the lease is lost (the error `check()` raises), or None while it is held."""
+        return self._lost_error() if self.lost else None
+
+    def check(self) -> None:
+        """Raise `LeaseLost` if the lease is, or may be, lost. Call it between units of work."""
+        if self.lost:
+            raise self._lost_error()
+
+    @property
+    def fencing_token(self) -> str:
+        """`<lease>/<generation>`, the value of the `Fencing-Token` header."""
+        return format_token(self.name, self.generation)
+
+    def fencing_headers(self) -> dict[str, str]:
+        """`{"Fencing-Token": "<lease>/<generation>"}` for requests to a fenced resource."""
+        return fencing_headers(self.name, self.generation)
+
+    def __repr__(self) -> str:
+        state = "lost" if self._lost.is_set() else "held" if self._lease else "not acquired"
+        generation = f" generation={self._lease.generation}" if self._lease else ""
+        return f"<{type(self).__name__} {self.name!r}{generation} {state}>"
+
+    # Bookkeeping ------------------------------------------------------------------------------
+
+    def _start(self, lease: Lease, sent_at: float) -> None:
+        with self._lock:
+            self._lease = lease
+            self._clock.acquired(sent_at)
+
+    def _local_refusal(self) -> LeaseHeld:
+        return LeaseHeld(
+            f"lease {self.name!r} is already held by another handle of this client"
+            " (one client is one holder: use one client per concurrent worker)",
+            holder=self._config.holder,
+            expires_at=datetime.now(UTC),
+            retry_after=LOCAL_POLL_SECONDS,
+            status=None,
+        )
+
+    def _expired_error(self) -> LeaseLost:
+        return LeaseLost(
+            f"lease {self.name!r} generation {self.generation}: no renewal succeeded within its"
+            f" {self.ttl:g} s TTL, so it may have expired",
+            generation=self.generation,
+            status=None,
+        )
+
+    def _mark_lost_locked(self, reason: LeaseLost) -> None:
+        if self._reason is None:
+            self._reason = reason
+        self._lost.set()
+
+    def _mark_lost(self, reason: LeaseLost) -> None:
+        with self._lock:
+            self._mark_lost_locked(reason)
+
+    def _renewed(self, sent_at: float) -> bool:
+        """Count a successful renewal; False (and lost) if it came after the deadline."""
+        with self._lock:
+            if self._lost.is_set():
+                return False
+            if self._clock.renewed(sent_at, time.monotonic()):
+                return True
+            self._mark_lost_locked(self._expired_error())
+            return False
+
+    def _renewal_failed(self, error: TenureError) -> bool:
+        """After a failed renewal: True to try again, False when the lease is lost."""
+        if renewal_verdict(error) == "retry":
+            if self.lost:  # the deadline passed meanwhile: `lost` recorded why
+                return False
+            _log.warning("renewing lease %r failed, will retry: %s", self.name, error)
+            return True
+        if isinstance(error, LeaseLost):
+            reason = error
+        else:
+            reason = LeaseLost(
+                f"lease {self.name!r}: renewal refused: {error}",
+                generation=self.generation,
+                status=error.status,
+                problem=error.problem,
+            )
+        self._mark_lost(reason)
+        return False
+
+    def _lost_error(self) -> LeaseLost:
+        with self._lock:
+            if self._reason is None:
+                self._reason = self._expired_error()
+            return self._reason
+
+    def _notify_if_lost(self) -> None:
+        with self._lock:
+            if not self._lost.is_set() or self._notified:
+                return
+            self._notified = True
+        reason = self._lost_error()
+        _log.error("%s", reason.detail)
+        if self._on_lost is not None:
+            try:
+                self._on_lost(reason)
+            except Exception:
+                _log.exception("on_lost callback of lease %r failed", self.name)
+
+    def _renew_request(self) -> P.Request[Lease]:
+        return P.renew(self.name, self._config.holder, self.generation, self.ttl)
+
+    def _release_request(self) -> P.Request[Lease]:
+        return P.release(self.name, self._config.holder, self.generation)
+
+    def _release_options(self, lost: bool) -> _CallOptions:
+        """Releasing is a courtesy (the lease expires by itself): bounded in time, and tried once
+        when the lease is already lost."""
+        return {
+            "retry": NO_RETRY if lost else self._config.retry,
+            "http_timeout": min(self._config.timeout, max(MIN_RELEASE_TIMEOUT, self.ttl)),
+        }
+
+    def _close(self) -> bool:
+        """Freeze `lost` at the end of the block; whether the lease was lost by then."""
+        lost = self.lost
+        with self._lock:
+            self._closed = True
+        return lost
+
+    def _enter_once(self) -> None:
+        if self._entered:
+            raise RuntimeError("a lease handle can be entered only once")
+        self._entered = True
+
+
+class LeaseHandle(_Handle):
+    """A lease held for a `with` block by a `Tenure` client; see the module docstring."""
+
+    def __init__(
+        self,
+        client: Tenure,
+        name: str,
+        ttl: float,
+        *,
+        wait: float = 0.0,
+        renew_every: float | None = None,
+        on_lost: LostCallback | None = None,
+    ) -> None:
+        super().__init__(client, name, ttl, wait=wait, renew_every=renew_every, on_lost=on_lost)
+        self._client = client
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def wait_lost(self, timeout: float | None = None) -> bool:
+        """Sleep until the lease is lost or `timeout` passes; True if it is lost."""
+        self._lost.wait(timeout)
+        return self.lost
+
+    def __enter__(self) -> Self:
+        self._enter_once()
+        deadline = time.monotonic() + self.wait
+        while not self._client._enter_name(self.name):
+            if time.monotonic() >= deadline:
+                raise self._local_refusal()
+            time.sleep(LOCAL_POLL_SECONDS)
+        try:
+            remaining = max(0.0, deadline - time.monotonic())
+            lease, sent_at = self._client._acquire(self.name, self.ttl, remaining)
+        except BaseException:
+            self._client._leave_name(self.name)
+            raise
+        self._start(lease, sent_at)
+        self._thread = threading.Thread(
+            target=self._run, name=f"tenure-renew-{self.name}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(self._client.timeout + 1)
+        lost = self._close()
+        try:
+            self._client._call(self._release_request(), **self._release_options(lost))
+        except TenureError as error:
+            _log.warning("releasing lease %r failed (it expires by itself): %s", self.name, error)
+        finally:
+            self._client._leave_name(self.name)
+        if exc_type is None and lost:
+            raise self._lost_error()
+
+    def _run(self) -> None:
+        try:
+            self._renew_until_stopped()
+        except Exception as error:  # a bug here must not leave the handle looking healthy
+            self._mark_lost(LeaseLost(f"lease {self.name!r}: renewer failed: {error!r}"))
+        finally:
+            self._notify_if_lost()
+
+    def _renew_until_stopped(self) -> None:
+        failures = 0
+        wake_at = self._clock.next_renewal()
+        while True:
+            pause = min(wake_at, self._clock.deadline) - time.monotonic()
+            if self._stop.wait(max(0.0, pause)):
+                return
+            if self.lost:
+                return
+            if time.monotonic() < wake_at:
+                continue
+            sent_at = time.monotonic()
+            timeout = self._clock.request_timeout(sent_at, self._client.timeout)
+            try:
+                self._client._call(self._renew_request(), retry=NO_RETRY, http_timeout=timeout)
+            except TenureError as error:
+                if self._stop.is_set() or not self._renewal_failed(error):
+                    return
+                failures += 1
+                wake_at = self._clock.retry_at(time.monotonic(), failures, self._client.retry)
+                continue
+            if not self._renewed(sent_at):
+                return
+            failures = 0
+            wake_at = self._clock.next_renewal()
+
+
+class AsyncLeaseHandle(_Handle):
+    """A lease held for an `async with` block by an `AsyncTenure` client; on loss the block's
+    task is cancelled and `LeaseLost` raised out of the block."""
+
+    def __init__(
+        self,
+        client: AsyncTenure,
+        name: str,
+        ttl: float,
+        *,
+        wait: float = 0.0,
+        renew_every: float | None = None,
+        on_lost: LostCallback | None = None,
+    ) -> None:
+        super().__init__(client, name, ttl, wait=wait, renew_every=renew_every, on_lost=on_lost)
+        self._client = client
+        self._task: asyncio.Task[None] | None = None
+        self._body: asyncio.Task[object] | None = None
+        self._exiting = False
+        self._cancelled_body = False
+
+    async def __aenter__(self) -> Self:
+        self._enter_once()
+        body = asyncio.current_task()
+        if body is None:
+            raise RuntimeError("an AsyncLeaseHandle must be entered inside a task")
+        deadline = time.monotonic() + self.wait
+        while not self._client._enter_name(self.name):
+            if time.monotonic() >= deadline:
+                raise self._local_refusal()
+            await asyncio.sleep(LOCAL_POLL_SECONDS)
+        try:
+            remaining = max(0.0, deadline - time.monotonic())
+            lease, sent_at = await self._client._acquire(self.name, self.ttl, remaining)
+        except BaseException:
+            self._client._leave_name(self.name)
+            raise
+        self._start(lease, sent_at)
+        self._body = body
+        self._task = asyncio.create_task(self._run(), name=f"tenure-renew-{self.name}")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        # Set before the first await: from here on the renewer never cancels this task, so a
+        # cancellation it asked for was delivered inside the block, if at all.
+        self._exiting = True
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait([self._task])
+        lost = self._close()
+        try:
+            await self._client._call(self._release_request(), **self._release_options(lost))
+        except TenureError as error:
+            _log.warning("releasing lease %r failed (it expires by itself): %s", self.name, error)
+        finally:
+            self._client._leave_name(self.name)
+        if self._cancelled_body and self._body is not None:
+            others = self._body.uncancel()
+            if exc_type is asyncio.CancelledError and others == 0:
+                raise self._lost_error() from exc
+            if exc_type is not None:
+                return  # another cancellation, or the block's own error: let it through
+        if exc_type is None and lost:
+            raise self._lost_error()
+
+    async def _run(self) -> None:
+        try:
+            await self._renew_until_stopped()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a bug here must not leave the handle looking healthy
+            self._mark_lost(LeaseLost(f"lease {self.name!r}: renewer failed: {error!r}"))
+        finally:
+            self._notify_if_lost()
+            self._stop_body_if_lost()
+
+    def _stop_body_if_lost(self) -> None:
+        if self._lost.is_set() and not self._exiting and self._body is not None:
+            self._cancelled_body = True
+            self._body.cancel(msg=f"lease {self.name!r} lost")
+
+    async def _renew_until_stopped(self) -> None:
+        failures = 0
+        wake_at = self._clock.next_renewal()
+        while True:
+            await asyncio.sleep(max(0.0, min(wake_at, self._clock.deadline) - time.monotonic()))
+            if self.lost:
+                return
+            if time.monotonic() < wake_at:
+                continue
+            sent_at = time.monotonic()
+            timeout = self._clock.request_timeout(sent_at, self._client.timeout)
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._client._call(
+                        self._renew_request(), retry=NO_RETRY, http_timeout=timeout
+                    )
+            except (TenureError, TimeoutError) as error:
+                failure = error if isinstance(error, TenureError) else _timed_out(timeout)
+                if not self._renewal_failed(failure):
+                    return
+                failures += 1
+                wake_at = self._clock.retry_at(time.monotonic(), failures, self._client.retry)
+                continue
+            if not self._renewed(sent_at):
+                return
+            failures = 0
+            wake_at = self._clock.next_renewal()
+
+
+def _timed_out(seconds: float) -> TenureError:
+    return TransportError(f"renewal got no answer within {seconds:.3f} s")

@@ -1,0 +1,60 @@
+"""The fencing token on the wire: header `Fencing-Token: <lease>/<generation>`.
+
+A protected resource (an HTTP service behind the fencing middleware, a database write that checks
+the generation) refuses a request whose generation is lower than the highest it has seen for the
+lease. The format is exact so that every reader agrees on it:
+
+- the lease name: 1–200 characters of `[A-Za-z0-9._:-]`, starting with a letter or digit (never a
+  "/", so the first "/" separates the two parts);
+- the generation: a positive decimal integer up to 2**63 - 1, without sign, leading zeros or
+  whitespace.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["FENCING_HEADER", "MAX_GENERATION", "fencing_headers", "format_token", "parse_token"]
+
+FENCING_HEADER = "Fencing-Token"
+MAX_GENERATION = 2**63 - 1  # PostgreSQL bigint
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}", re.ASCII)
+_GENERATION = re.compile(r"[1-9][0-9]{0,18}", re.ASCII)
+
+
+def _check_name(lease: str) -> str:
+    if not isinstance(lease, str) or not _NAME.fullmatch(lease):
+        raise ValueError(f"not a lease name: {lease!r}")
+    return lease
+
+
+def _check_generation(generation: int) -> int:
+    if isinstance(generation, bool) or not isinstance(generation, int):
+        raise TypeError(f"generation must be an int, got {type(generation).__name__}")
+    if not 1 <= generation <= MAX_GENERATION:
+        raise ValueError(f"generation must be between 1 and 2**63 - 1, got {generation}")
+    return generation
+
+
+def format_token(lease: str, generation: int) -> str:
+    """`"close-day/7"`. Raises ValueError for a malformed name or an out-of-range generation."""
+    return f"{_check_name(lease)}/{_check_generation(generation)}"
+
+
+def parse_token(value: str) -> tuple[str, int]:
+    """`"close-day/7"` -> `("close-day", 7)`. Raises ValueError for anything else."""
+    if not isinstance(value, str):
+        raise ValueError(f"not a fencing token: {value!r}")
+    lease, slash, generation = value.partition("/")
+    if not slash or not _NAME.fullmatch(lease) or not _GENERATION.fullmatch(generation):
+        raise ValueError(f"not a fencing token (<lease>/<generation>): {value!r}")
+    number = int(generation)
+    if number > MAX_GENERATION:
+        raise ValueError(f"fencing token generation is above 2**63 - 1: {value!r}")
+    return lease, number
+
+
+def fencing_headers(lease: str, generation: int) -> dict[str, str]:
+    """`{"Fencing-Token": "<lease>/<generation>"}`, to merge into a request's headers."""
+    return {FENCING_HEADER: format_token(lease, generation)}

@@ -1,0 +1,221 @@
+"""Fixtures for the client tests: the real service over real HTTP on a loopback port, on the
+per-test database, and a TCP proxy in front of it that can stop forwarding (a network fault,
+injected on the real path: nothing about the service or the database is faked)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from tenure import Tenure
+from tenure_server.api.app import create_app
+from tenure_server.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKER = Path(__file__).with_name("worker.py")
+TENURE_COMMAND = str(Path(sys.executable).with_name("tenure"))
+STARTUP_TIMEOUT = 15.0
+
+
+class LiveService:
+    """`create_app(settings)` served by uvicorn in a thread with its own event loop."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", 0))
+        self.port: int = self._socket.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            create_app(settings), loop="asyncio", ws="none", log_level="warning", lifespan="on"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the service did not start")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(STARTUP_TIMEOUT)
+        self._socket.close()
+
+
+class Proxy:
+    """A TCP proxy to the service. `blackhole()` makes it swallow every byte in both directions
+    (requests get no answer, as behind a dead link); `restore()` forwards again."""
+
+    def __init__(self, target_port: int) -> None:
+        self._target_port = target_port
+        self._forwarding = threading.Event()
+        self._forwarding.set()
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._server: asyncio.Server | None = None
+        self.port = 0
+        self.received = bytearray()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self._thread.start()
+        if not self._ready.wait(STARTUP_TIMEOUT):
+            raise RuntimeError("the proxy did not start")
+
+    def blackhole(self) -> None:
+        self._forwarding.clear()
+
+    def restore(self) -> None:
+        self._forwarding.set()
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(STARTUP_TIMEOUT)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._server = self._loop.run_until_complete(
+            asyncio.start_server(self._connection, "127.0.0.1", 0)
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+        self._server.close()
+        for task in asyncio.all_tasks(self._loop):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            self._loop.run_until_complete(asyncio.sleep(0))
+        self._loop.close()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection(
+                "127.0.0.1", self._target_port
+            )
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(
+            self._pump(reader, upstream_writer, record=True),
+            self._pump(upstream_reader, writer, record=False),
+            return_exceptions=True,
+        )
+
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, record: bool
+    ) -> None:
+        try:
+            while chunk := await reader.read(65536):
+                if not self._forwarding.is_set():
+                    continue
+                if record:
+                    self.received.extend(chunk)
+                writer.write(chunk)
+                await writer.drain()
+        finally:
+            writer.close()
+
+
+@pytest.fixture
+def service_settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, pool_min_size=1, pool_max_size=10)
+
+
+@pytest.fixture
+def service(service_settings: Settings) -> Iterator[LiveService]:
+    """The real service, listening on a free loopback port, on this test's database."""
+    live = LiveService(service_settings)
+    live.start()
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def service_url(service: LiveService) -> str:
+    return service.url
+
+
+@pytest.fixture
+def proxy(service: LiveService) -> Iterator[Proxy]:
+    front = Proxy(service.port)
+    front.start()
+    yield front
+    front.stop()
+
+
+@pytest.fixture
+def client(service_url: str) -> Iterator[Tenure]:
+    with Tenure(service_url) as tenure:
+        yield tenure
+
+
+@pytest.fixture
+def dead_url() -> str:
+    """A loopback URL where nothing listens: connections are refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+class Processes:
+    """Processes a test starts; any still running at the end are killed (by their own pid)."""
+
+    def __init__(self) -> None:
+        self._started: list[subprocess.Popen[str]] = []
+
+    def start(self, *arguments: str) -> subprocess.Popen[str]:
+        environment = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+        process: subprocess.Popen[str] = subprocess.Popen(
+            list(arguments),
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._started.append(process)
+        return process
+
+    def worker(self, *arguments: str) -> subprocess.Popen[str]:
+        return self.start(sys.executable, str(WORKER), *arguments)
+
+    def tenure(self, *arguments: str) -> subprocess.Popen[str]:
+        return self.start(TENURE_COMMAND, *arguments)
+
+    def close(self) -> None:
+        for process in self._started:
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGCONT)
+                    process.kill()
+            process.communicate(timeout=10)
+
+
+@pytest.fixture
+def processes() -> Iterator[Processes]:
+    started = Processes()
+    yield started
+    started.close()

@@ -1,0 +1,227 @@
+"""`run_once`, `arun_once` and `once_per` against the real service: one run per window across
+processes, skips for held and completed windows, resumption after a failure, and the window
+computed from the schedule the scheduler meant."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tenure import (
+    AsyncTenure,
+    LeaseHeld,
+    RunContext,
+    RunResult,
+    Tenure,
+    arun_once,
+    once_per,
+    resolve_window,
+    run_once,
+)
+from tests.client.conftest import Processes
+
+
+def test_a_completed_window_is_skipped(client: Tenure) -> None:
+    """The second run of a completed window does not call fn and says `completed`."""
+    calls: list[RunContext] = []
+
+    def work(ctx: RunContext) -> str:
+        calls.append(ctx)
+        return "done"
+
+    first = run_once(client, "close-day", "2026-09-24", work)
+    assert (first.ran, first.skipped, first.attempt, first.value) == (True, None, 1, "done")
+    assert first.generation == 1
+    second = run_once(client, "close-day", "2026-09-24", work)
+    assert (second.ran, second.skipped, second.value) == (False, "completed", None)
+    assert len(calls) == 1
+    assert not client.get_lease("close-day").held  # released after each run
+
+
+def test_a_failed_run_is_resumed_by_the_next_one(client: Tenure) -> None:
+    """fn raising leaves the window uncompleted; the next run resumes it as attempt 2."""
+    attempts: list[int] = []
+
+    def fail(ctx: RunContext) -> None:
+        attempts.append(ctx.attempt)
+        raise RuntimeError("store 42 is down")
+
+    with pytest.raises(RuntimeError, match="store 42"):
+        run_once(client, "close-day", "2026-09-24", fail)
+    assert not client.get_window("close-day", "2026-09-24").completed
+    assert not client.get_lease("close-day").held
+    result = run_once(client, "close-day", "2026-09-24", lambda ctx: attempts.append(ctx.attempt))
+    assert (result.ran, result.attempt) == (True, 2)
+    assert attempts == [1, 2]
+    assert client.get_window("close-day", "2026-09-24").completed
+
+
+def test_a_held_lease_skips_without_error(client: Tenure, service_url: str) -> None:
+    """While another holder holds the job's lease, run_once skips with `held`."""
+    client.acquire("close-day", 30)
+    with Tenure(service_url) as other:
+        result = run_once(other, "close-day", "w", lambda ctx: pytest.fail("must not run"))
+    assert (result.ran, result.skipped) == (False, "held")
+
+
+def test_context_names_the_occurrence_and_carries_the_fencing_token(client: Tenure) -> None:
+    """ctx has the window, attempt, generation, fencing headers and an idempotency key."""
+
+    def work(ctx: RunContext) -> dict[str, object]:
+        ctx.check()
+        return {
+            "key": ctx.idempotency_key("store", 42),
+            "headers": ctx.fencing_headers(),
+            "lease": ctx.lease,
+            "lost": ctx.lost,
+            "fence": client.verify_fence("ledger", ctx.lease, ctx.generation).highest,
+        }
+
+    result = run_once(client, "close-day", "2026-09-25", work, lease="close-day-lock")
+    assert result.value == {
+        "key": "close-day-2026-09-25-store-42",
+        "headers": {"Fencing-Token": "close-day-lock/1"},
+        "lease": "close-day-lock",
+        "lost": False,
+        "fence": 1,
+    }
+
+
+async def test_arun_once_runs_skips_and_resumes(service_url: str) -> None:
+    """The async executor has the same outcomes: ran, completed-skip, resumed attempt."""
+    async with AsyncTenure(service_url) as client:
+
+        async def fail(ctx: RunContext) -> None:
+            raise ValueError(ctx.attempt)
+
+        async def work(ctx: RunContext) -> int:
+            return ctx.attempt
+
+        with pytest.raises(ValueError, match="1"):
+            await arun_once(client, "job", "w", fail)
+        first = await arun_once(client, "job", "w", work, ttl=5)
+        assert (first.ran, first.value) == (True, 2)
+        again = await arun_once(client, "job", "w", work)
+        assert again.skipped == "completed"
+
+
+def test_once_per_uses_the_occurrence_the_scheduler_meant(client: Tenure) -> None:
+    """A run at 00:05 and a late one at 03:40 close the same day; the late one skips."""
+    moments = iter(
+        [
+            datetime(2026, 9, 25, 3, 5, 1, tzinfo=UTC),  # 00:05:01 in São Paulo
+            datetime(2026, 9, 25, 6, 40, tzinfo=UTC),  # 03:40, late
+            datetime(2026, 9, 26, 3, 4, 59, tzinfo=UTC),  # a hair early for the next day
+        ]
+    )
+    windows: list[str] = []
+
+    @once_per(
+        "close-day",
+        cron="5 0 * * *",
+        tz="America/Sao_Paulo",
+        key="previous_day",
+        client=client,
+        clock=lambda: next(moments),
+    )
+    def close_day(ctx: RunContext, store: int) -> int:
+        windows.append(ctx.window)
+        return store
+
+    first: RunResult[int] = close_day(42)
+    assert (first.ran, first.window, first.value) == (True, "2026-09-24", 42)
+    late = close_day(42)
+    assert (late.ran, late.skipped, late.window) == (False, "completed", "2026-09-24")
+    early = close_day(7)
+    assert (early.ran, early.window) == (True, "2026-09-25")
+    assert windows == ["2026-09-24", "2026-09-25"]
+
+
+async def test_once_per_with_an_async_client(service_url: str) -> None:
+    """With an AsyncTenure client the decorated coroutine function is awaited."""
+    async with AsyncTenure(service_url) as client:
+
+        @once_per("tick", cron="*/5 * * * *", tz="UTC", client=client)
+        async def tick(ctx: RunContext) -> str:
+            return ctx.window
+
+        result = await tick()
+        assert result.ran
+        assert result.value == resolve_window("*/5 * * * *", "UTC")
+
+
+def test_once_per_refuses_a_bad_schedule(client: Tenure) -> None:
+    """A cron expression or time zone that cannot work is refused at decoration time."""
+    with pytest.raises(ValueError, match="cron"):
+        once_per("job", cron="61 * * * *", tz="UTC", client=client)
+    with pytest.raises(ValueError, match="time zone"):
+        once_per("job", cron="5 0 * * *", tz="Mars/Olympus", client=client)
+
+
+async def test_once_per_refuses_a_function_of_the_wrong_kind(client: Tenure) -> None:
+    """A coroutine function with a sync client (or the reverse) is refused when decorated."""
+
+    async def job(ctx: RunContext) -> None:
+        pass  # pragma: no cover
+
+    with pytest.raises(TypeError, match="coroutine function"):
+        once_per("job", cron="5 0 * * *", tz="UTC", client=client)(job)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_two_processes_for_one_window_run_fn_once(
+    service_url: str, processes: Processes, tmp_path: Path
+) -> None:
+    """Two OS processes running run_once for the same job and window at once: one runs fn."""
+    log = tmp_path / "runs.log"
+    start_at = str(time.time() + 1.5)
+    workers = [
+        processes.worker(
+            "run-once", service_url, "close-day", "2026-09-24", str(log), start_at, "1"
+        )
+        for _ in range(2)
+    ]
+    results = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=30)
+        assert worker.returncode == 0, err
+        results.append(json.loads(out))
+    assert sorted(result["ran"] for result in results) == [False, True]
+    skipped = next(result for result in results if not result["ran"])
+    assert skipped["skipped"] in ("held", "completed")
+    lines = log.read_text().splitlines()
+    assert len(lines) == 1
+    assert lines[0].split()[2] == "1"  # attempt 1
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_a_killed_holder_is_replaced_within_ttl_and_one_retry_period(
+    client: Tenure, processes: Processes, service_url: str
+) -> None:
+    """SIGKILL the holding process: another holder, retrying every TTL/3, gets the lease within
+    TTL + one retry period, with the next generation."""
+    ttl, retry_period = 1.0, 1.0 / 3
+    holder = processes.worker("hold", service_url, "job", str(ttl))
+    assert holder.stdout is not None
+    held = json.loads(holder.stdout.readline())
+    time.sleep(2 * ttl)  # it renews: still held after two TTLs
+    with pytest.raises(LeaseHeld):
+        client.acquire("job", ttl)
+    holder.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    while True:
+        try:
+            lease = client.acquire("job", ttl)
+            break
+        except LeaseHeld:
+            time.sleep(retry_period)
+    elapsed = time.monotonic() - killed
+    assert lease.generation == held["generation"] + 1
+    assert elapsed <= ttl + retry_period + 0.25

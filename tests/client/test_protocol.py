@@ -1,0 +1,233 @@
+"""The sans-IO protocol: requests built for each operation, and every answer decoded into a model
+or the exception its problem `type` names. No server: answers are given as bytes."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from tenure import (
+    FenceLeaseMismatch,
+    InvalidRequest,
+    LeaseHeld,
+    LeaseLost,
+    LeaseNotFound,
+    ServiceUnavailable,
+    StaleGeneration,
+    TenureError,
+    UnexpectedResponse,
+    UnknownGeneration,
+    WindowCompleted,
+    WindowLeaseMismatch,
+    WindowNotClaimed,
+    WindowNotFound,
+)
+from tenure import _protocol as P
+from tenure._models import Lease, Page, Window
+
+MOMENT = "2026-09-25T03:05:00.123456+00:00"
+LEASE = {
+    "name": "close-day",
+    "holder": "host:1:abcd1234",
+    "generation": 7,
+    "ttl_seconds": 90.0,
+    "acquired_at": "2026-09-25T03:05:00.123456Z",
+    "renewed_at": MOMENT,
+    "expires_at": MOMENT,
+    "held": True,
+    "expires_in_seconds": 89.5,
+}
+WINDOW = {
+    "job": "close-day",
+    "window": "2026-09-24",
+    "lease": "close-day",
+    "holder": "host:1:abcd1234",
+    "generation": 7,
+    "attempt": 2,
+    "started_at": MOMENT,
+    "completed_at": None,
+    "status": "running",
+}
+
+
+def _problem(slug: str, status: int, **facts: Any) -> bytes:
+    body = {"type": f"/problems/{slug}", "title": slug, "status": status, "detail": f"d:{slug}"}
+    return json.dumps({**body, **facts}).encode()
+
+
+def _error(status: int, content: bytes, headers: dict[str, str] | None = None) -> TenureError:
+    with pytest.raises(TenureError) as caught:
+        P.decode_response(P.get_lease("x"), status, headers or {}, content)
+    return caught.value
+
+
+def test_lease_held_carries_holder_expiry_and_retry_after() -> None:
+    """lease-held decodes to LeaseHeld with the holder, expiry and seconds to retry after."""
+    error = _error(
+        409,
+        _problem("lease-held", 409, holder="b", expires_at=MOMENT, retry_after_seconds=12.5),
+        {"retry-after": "13"},
+    )
+    assert isinstance(error, LeaseHeld)
+    assert (error.holder, error.retry_after, error.status) == ("b", 12.5, 409)
+    assert error.expires_at == datetime(2026, 9, 25, 3, 5, 0, 123456, tzinfo=UTC)
+    assert error.detail == "d:lease-held"
+    assert error.type == "/problems/lease-held"
+
+
+@pytest.mark.parametrize(
+    ("slug", "status", "facts", "kind", "fields"),
+    [
+        ("lease-lost", 409, {"generation": 3}, LeaseLost, {"generation": 3}),
+        ("lease-not-found", 404, {}, LeaseNotFound, {}),
+        ("window-not-found", 404, {}, WindowNotFound, {}),
+        (
+            "window-completed",
+            409,
+            {"completed_at": MOMENT},
+            WindowCompleted,
+            {"completed_at": datetime.fromisoformat(MOMENT)},
+        ),
+        ("window-not-claimed", 409, {}, WindowNotClaimed, {}),
+        ("window-lease-mismatch", 409, {"lease": "other"}, WindowLeaseMismatch, {"lease": "other"}),
+        ("stale-generation", 409, {"highest": 9}, StaleGeneration, {"highest": 9}),
+        ("fence-lease-mismatch", 409, {"lease": "o"}, FenceLeaseMismatch, {"lease": "o"}),
+        (
+            "unknown-generation",
+            422,
+            {"current_generation": 4},
+            UnknownGeneration,
+            {"current_generation": 4},
+        ),
+        (
+            "unknown-generation",
+            422,
+            {"current_generation": None},
+            UnknownGeneration,
+            {"current_generation": None},
+        ),
+        (
+            "validation-error",
+            422,
+            {"errors": [{"field": "ttl_seconds", "message": "too big"}]},
+            InvalidRequest,
+            {"errors": ({"field": "ttl_seconds", "message": "too big"},)},
+        ),
+        (
+            "storage-unavailable",
+            503,
+            {"retry_after_seconds": 2},
+            ServiceUnavailable,
+            {"retry_after": 2.0},
+        ),
+    ],
+)
+def test_every_problem_type_decodes_to_its_exception(
+    slug: str, status: int, facts: dict[str, Any], kind: type[TenureError], fields: dict[str, Any]
+) -> None:
+    """Each problem type of the API maps to its own exception class, with its extra fields."""
+    error = _error(status, _problem(slug, status, **facts))
+    assert type(error) is kind
+    assert error.status == status
+    assert error.detail == f"d:{slug}"
+    assert error.problem["type"] == f"/problems/{slug}"
+    for name, value in fields.items():
+        assert getattr(error, name) == value
+
+
+def test_unknown_problem_type_is_the_base_class_with_the_raw_problem() -> None:
+    """A problem type this client does not know is a TenureError that keeps the whole body."""
+    error = _error(500, _problem("internal-error", 500, extra=1))
+    assert type(error) is TenureError
+    assert error.problem["extra"] == 1
+    assert error.status == 500
+
+
+def test_gateway_errors_without_problem_are_service_unavailable() -> None:
+    """A 502/503/504 from a proxy (no problem body) is ServiceUnavailable with its Retry-After."""
+    for status in (502, 503, 504):
+        error = _error(status, b"<html>bad gateway</html>", {"retry-after": "3"})
+        assert isinstance(error, ServiceUnavailable)
+        assert (error.status, error.retry_after) == (status, 3.0)
+
+
+def test_other_statuses_without_problem_are_the_base_class() -> None:
+    """A non-problem error answer keeps its status and the start of its body."""
+    error = _error(401, b"unauthorized")
+    assert type(error) is TenureError
+    assert error.status == 401
+    assert "unauthorized" in error.detail
+
+
+def test_malformed_known_problem_is_an_unexpected_response() -> None:
+    """A known problem type missing its fields is UnexpectedResponse, not a half-built error."""
+    error = _error(409, _problem("lease-held", 409, holder="b"))
+    assert isinstance(error, UnexpectedResponse)
+    assert error.problem["type"] == "/problems/lease-held"
+
+
+def test_success_with_unreadable_body_is_an_unexpected_response() -> None:
+    """A 2xx whose body is not the documented object raises UnexpectedResponse."""
+    for content in (b"not json", b"[1, 2]", json.dumps({**LEASE, "generation": "7"}).encode()):
+        with pytest.raises(UnexpectedResponse):
+            P.decode_response(P.get_lease("x"), 200, {}, content)
+
+
+def test_errors_survive_pickling() -> None:
+    """Errors with keyword fields pickle and unpickle whole (Celery results, multiprocessing)."""
+    error = _error(409, _problem("stale-generation", 409, highest=9))
+    copy = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes, just made
+    assert type(copy) is StaleGeneration
+    assert (copy.highest, copy.detail, copy.status) == (9, "d:stale-generation", 409)
+
+
+def test_lease_window_and_page_decode_with_aware_datetimes() -> None:
+    """Models parse every field, datetimes timezone-aware, pages with their cursor."""
+    lease = P.decode_response(P.get_lease("x"), 200, {}, json.dumps(LEASE).encode())
+    assert lease == Lease.from_json(LEASE)
+    assert lease.acquired_at.tzinfo is not None
+    assert (lease.generation, lease.held, lease.expires_in_seconds) == (7, True, 89.5)
+    window = Window.from_json(WINDOW)
+    assert (window.attempt, window.completed, window.status) == (2, False, "running")
+    page = P.decode_response(
+        P.list_windows("close-day", 10, None),
+        200,
+        {},
+        json.dumps({"items": [WINDOW], "next_cursor": "abc"}).encode(),
+    )
+    assert page == Page(items=(window,), next_cursor="abc")
+
+
+def test_requests_for_each_operation() -> None:
+    """Each operation is the documented method, path and body of the API v1."""
+    assert P.acquire("a", "h", 90).json == {"holder": "h", "ttl_seconds": 90}
+    assert P.acquire("a", "h", 90).path == "/v1/leases/a/acquire"
+    waiting = P.acquire("a", "h", 90, wait=12.5)
+    assert waiting.json == {"holder": "h", "ttl_seconds": 90, "wait_seconds": 12.5}
+    assert waiting.wait == 12.5
+    renew = P.renew("a", "h", 3, 90)
+    assert (renew.method, renew.path) == ("POST", "/v1/leases/a/renew")
+    assert renew.json == {"holder": "h", "generation": 3, "ttl_seconds": 90}
+    assert P.release("a", "h", 3).json == {"holder": "h", "generation": 3}
+    assert (P.get_lease("a").method, P.get_lease("a").path) == ("GET", "/v1/leases/a")
+    listing = P.list_leases("close", 5, "cur")
+    assert listing.params == {"prefix": "close", "limit": 5, "cursor": "cur"}
+    claim = P.claim_window("job", "2026-09-25T00:05:00+00:00", "job", "h", 2)
+    assert claim.path == "/v1/jobs/job/windows/2026-09-25T00%3A05%3A00%2B00%3A00/claim"
+    assert claim.json == {"holder": "h", "lease": "job", "generation": 2}
+    assert P.complete_window("j", "w", "l", "h", 2).path == "/v1/jobs/j/windows/w/complete"
+    assert P.get_window("j", "w").path == "/v1/jobs/j/windows/w"
+    assert P.verify_fence("db", "l", 4).json == {"lease": "l", "generation": 4}
+    assert P.verify_fence("db", "l", 4).path == "/v1/fences/db/verify"
+
+
+def test_names_cannot_change_the_route() -> None:
+    """A name with "/" is quoted into one path segment; "." and ".." are refused."""
+    assert P.get_lease("a/../b").path == "/v1/leases/a%2F..%2Fb"
+    for name in ("", ".", ".."):
+        with pytest.raises(ValueError, match="not a lease name"):
+            P.get_lease(name)

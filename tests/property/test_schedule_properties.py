@@ -1,0 +1,87 @@
+"""Schedule arithmetic over random instants: every instant belongs to exactly one window."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from itertools import pairwise
+from zoneinfo import ZoneInfo
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tenure._schedule import next_occurrence, scheduled_occurrence, window_key
+
+ZONES = ["America/Sao_Paulo", "Europe/Berlin", "America/New_York", "UTC"]
+# Times inside the DST gaps and overlaps of those zones, plus schedules that ignore wall time.
+SCHEDULES = [
+    "5 0 * * *",
+    "0 0 * * *",
+    "30 1 * * *",
+    "30 2 * * *",
+    "0 * * * *",
+    "*/20 * * * *",
+    "15 9 * * 1-5",
+    "0,30 1-3 * * *",
+    "0 3 1 * *",
+]
+DAILY = ["5 0 * * *", "0 0 * * *", "30 1 * * *", "30 2 * * *", "30 23 * * *", "0 12 * * *"]
+WINDOW_KEY = re.compile(r"^[A-Za-z0-9._:+-]{1,100}$")
+
+# A few seconds in all: each example makes a handful of cronsim walks.
+EXAMPLES = settings(max_examples=150, deadline=None)
+
+instants = st.datetimes(
+    min_value=datetime(2018, 1, 1),
+    max_value=datetime(2030, 12, 31),
+    # Local zones too: hypothesis then also produces folds and times inside DST gaps.
+    timezones=st.sampled_from([UTC, *(ZoneInfo(name) for name in ZONES)]),
+)
+
+
+def same_instant(left: datetime, right: datetime) -> bool:
+    """Equal as instants and offsets; == within one zone ignores fold and would not notice."""
+    return left.isoformat() == right.isoformat()
+
+
+@EXAMPLES
+@given(
+    cron=st.sampled_from(SCHEDULES),
+    tz=st.sampled_from(ZONES),
+    now=instants,
+    position=st.floats(min_value=0, max_value=1, exclude_max=True),
+)
+def test_every_instant_belongs_to_exactly_one_window(
+    cron: str, tz: str, now: datetime, position: float
+) -> None:
+    """occurrence ≤ now < next, and every instant in [occurrence, next) maps to occurrence."""
+    occurrence = scheduled_occurrence(cron, tz, now)
+    following = next_occurrence(cron, tz, now)
+    assert occurrence.tzinfo == following.tzinfo == ZoneInfo(tz)
+    assert occurrence.astimezone(UTC) <= now.astimezone(UTC) < following.astimezone(UTC)
+    assert WINDOW_KEY.fullmatch(window_key(occurrence))
+
+    # In UTC: adding a timedelta to a zoned datetime moves its wall clock, not the instant.
+    first, last = occurrence.astimezone(UTC), following.astimezone(UTC) - timedelta(microseconds=1)
+    inside = first + min((last - first) * position, last - first)
+    for instant in (occurrence, inside, last):
+        assert same_instant(scheduled_occurrence(cron, tz, instant), occurrence)
+        assert same_instant(next_occurrence(cron, tz, instant), following)
+    assert same_instant(scheduled_occurrence(cron, tz, following), following)
+
+
+@EXAMPLES
+@given(cron=st.sampled_from(DAILY), tz=st.sampled_from(ZONES), start=instants)
+def test_daily_schedule_has_exactly_one_window_per_business_day(
+    cron: str, tz: str, start: datetime
+) -> None:
+    """Consecutive occurrences of a daily schedule fall on consecutive, distinct local dates."""
+    occurrence = scheduled_occurrence(cron, tz, start)
+    days: list[date] = []
+    previous_days: list[date] = []
+    for _ in range(8):
+        days.append(date.fromisoformat(window_key(occurrence, "date")))
+        previous_days.append(date.fromisoformat(window_key(occurrence, "previous_day")))
+        occurrence = next_occurrence(cron, tz, occurrence)
+    assert all(later - earlier == timedelta(days=1) for earlier, later in pairwise(days))
+    assert previous_days == [day - timedelta(days=1) for day in days]
