@@ -83,8 +83,8 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     problems.install(app)
-    for module in (leases, windows, fences, health):
-        app.include_router(module.router)
+    for router in (leases.router, windows.router, windows.resolver, fences.router, health.router):
+        app.include_router(router)
     return app
 
 

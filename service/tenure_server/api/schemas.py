@@ -6,8 +6,9 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
+from tenure._schedule import KeyFormat
 from tenure_server.domain.fences import Fence
 from tenure_server.domain.leases import Lease
 from tenure_server.domain.names import (
@@ -93,6 +94,26 @@ class WindowRequest(_Body):
 class VerifyRequest(_Body):
     lease: NameField = Field(description="The lease whose generations fence this resource.")
     generation: Generation
+
+
+class ResolveRequest(_Body):
+    cron: str = Field(max_length=200, description="Five-field cron expression.")
+    timezone: str = Field(max_length=64, description="IANA time zone of the schedule.")
+    at: AwareDatetime | None = Field(
+        default=None, description="The instant to resolve; default: now by the database clock."
+    )
+    key: KeyFormat = Field(
+        default="occurrence",
+        description="occurrence (ISO 8601 with offset), date, or previous_day (business date - 1).",
+    )
+
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+
+class Resolution(BaseModel):
+    occurrence: datetime = Field(description="The latest instant the schedule meant to fire.")
+    window: str = Field(description="The window key of that occurrence.")
+    next_occurrence: datetime
 
 
 class LeaseOut(BaseModel):

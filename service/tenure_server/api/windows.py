@@ -6,19 +6,24 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from tenure_server.api.dependencies import LimitsDep, OperationsDep
+from tenure import _schedule as schedule
+from tenure._schedule import check_cron, check_timezone
+from tenure_server.api.dependencies import LimitsDep, OperationsDep, RepositoryDep
 from tenure_server.api.schemas import (
     JobName,
+    Resolution,
+    ResolveRequest,
     WindowKey,
     WindowOut,
     WindowPage,
     WindowRequest,
     problem_responses,
 )
-from tenure_server.domain.errors import WindowNotFound
+from tenure_server.domain.errors import InvalidInput, WindowNotFound
 from tenure_server.domain.windows import Holding
 
 router = APIRouter(prefix="/v1/jobs/{job}/windows", tags=["windows"])
+resolver = APIRouter(prefix="/v1/windows", tags=["windows"])
 
 
 def _holding(body: WindowRequest) -> Holding:
@@ -61,3 +66,23 @@ async def list_windows(
     """The job's windows, newest key first; follow `next_cursor` for more."""
     items, next_cursor = await operations.list_windows(job, limits.page_size(limit), cursor)
     return WindowPage(items=[WindowOut.of(window) for window in items], next_cursor=next_cursor)
+
+
+@resolver.post("/resolve", responses=problem_responses())
+async def resolve(body: ResolveRequest, repository: RepositoryDep) -> Resolution:
+    """The occurrence a schedule meant to run at (or before) `at`, and its window key: the same
+    arithmetic as the Python SDK, for clients in any language."""
+    try:
+        check_cron(body.cron)
+    except ValueError as error:
+        raise InvalidInput("cron", str(error)) from None
+    try:
+        check_timezone(body.timezone)
+    except ValueError as error:
+        raise InvalidInput("timezone", str(error)) from None
+    at = body.at or await repository.database_now()
+    resolved = schedule.resolve(body.cron, body.timezone, at, body.key)
+    following = schedule.next_occurrence(body.cron, body.timezone, at)
+    return Resolution(
+        occurrence=resolved.occurrence, window=resolved.window, next_occurrence=following
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -124,6 +125,12 @@ class Repository:
 
     async def applied_migrations(self) -> list[int]:
         return [row["version"] for row in await self._fetch("applied_migrations")]
+
+    async def database_now(self) -> datetime:
+        row = await self._fetchrow("database_now")
+        assert row is not None
+        now: datetime = row["now"]
+        return now
 
     async def synchronous_commit(self) -> str:
         row = await self._fetchrow("synchronous_commit")

@@ -206,3 +206,7 @@ SELECT version FROM tenure_migrations ORDER BY version;
 -- name: synchronous_commit
 -- The setting that makes an acknowledged generation survive a crash.
 SELECT current_setting('synchronous_commit');
+
+-- name: database_now
+-- The database clock, which decides every expiry; window resolution uses it too.
+SELECT now() AS now;
