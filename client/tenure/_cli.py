@@ -118,6 +118,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default 8080, TENURE_PORT)")
     serve.add_argument("--workers", type=int, help="worker processes (default 1, TENURE_WORKERS)")
     commands.add_parser("migrate", help="apply database migrations and exit")
+    admin = commands.add_parser("admin", help="operator commands (need the server extra)")
+    actions = admin.add_subparsers(dest="admin_command", required=True)
+    bump = actions.add_parser(
+        "bump-generations",
+        help="after a restore: move every generation ahead and expire every lease",
+    )
+    bump.add_argument("--by", type=int, required=True, help="amount added to every generation")
     _add_run(commands)
     return parser
 
@@ -179,5 +186,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _server_commands().serve(arguments.host, arguments.port, arguments.workers)
     elif arguments.command_name == "migrate":
         _server_commands().migrate_command()
+    elif arguments.command_name == "admin":
+        _server_commands().bump_generations_command(arguments.by)
     elif arguments.command_name == "run":
         sys.exit(_run(arguments.parser, arguments, command))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.service_process import tenure_serve
+from tests.e2e.service_process import TENURE, tenure_serve
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 pytestmark = pytest.mark.slow
@@ -86,3 +87,30 @@ def test_a_waiter_that_disconnects_leaves_no_orphan_acquisition() -> None:
         assert not (current["holder"] == "gone" and current["held"])
         taken = httpx.post(f"{lease}/acquire", json={"holder": "c", "ttl_seconds": 60}, timeout=5)
         assert taken.status_code == 200, taken.text
+
+
+def test_admin_bump_generations_from_the_command_line(database_url: str) -> None:
+    """`tenure admin bump-generations --by N` runs against TENURE_DATABASE_URL and says what
+    it changed; a bad amount exits with a message, not a traceback."""
+    env = {"TENURE_DATABASE_URL": database_url, "PATH": os.environ.get("PATH", "")}
+    done = subprocess.run(
+        [str(TENURE), "admin", "bump-generations", "--by", "10"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "bumped 0 leases by 10" in done.stdout
+    refused = subprocess.run(
+        [str(TENURE), "admin", "bump-generations", "--by", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert "--by must be between" in refused.stderr
+    assert "Traceback" not in refused.stderr
