@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import math
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from tenure._auth import hash_token, new_token
 from tenure._client import Tenure
 from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
 from tenure._executor import resolve_window
@@ -125,6 +127,15 @@ def _parser() -> argparse.ArgumentParser:
         help="after a restore: move every generation ahead and expire every lease",
     )
     bump.add_argument("--by", type=int, required=True, help="amount added to every generation")
+    token = commands.add_parser("token", help="make bearer tokens for the service's tokens file")
+    token_actions = token.add_subparsers(dest="token_command", required=True)
+    new = token_actions.add_parser("new", help="a new token and its [[token]] entry")
+    new.add_argument("--principal", required=True, help="who the token stands for")
+    new.add_argument(
+        "--role", action="append", choices=["reader", "client", "admin"], required=True
+    )
+    new.add_argument("--namespace", action="append", required=True, help="name prefix, or '*'")
+    token_actions.add_parser("hash", help="hash a token read from standard input")
     _add_run(commands)
     return parser
 
@@ -173,6 +184,23 @@ def _run(parser: argparse.ArgumentParser, arguments: argparse.Namespace, command
         return run_command(client, options)
 
 
+def _token(arguments: argparse.Namespace) -> None:
+    if arguments.token_command == "hash":  # noqa: S105 - a sub-command name
+        try:
+            print(hash_token(sys.stdin.readline().strip()))
+        except ValueError as error:
+            sys.exit(f"tenure token hash: {error}")
+        return
+    token = new_token()
+    print(f"# token for {arguments.principal} (shown once; give it to the job as TENURE_TOKEN):")
+    print(f"# {token}")
+    print("[[token]]")
+    print(f"principal = {json.dumps(arguments.principal)}")
+    print(f'sha256 = "{hash_token(token)}"')
+    print(f"roles = {json.dumps(arguments.role)}")
+    print(f"namespaces = {json.dumps(arguments.namespace)}")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     words = list(sys.argv[1:] if argv is None else argv)
     # `tenure run … -- COMMAND ARGS`: the command is never parsed as options of ours.
@@ -186,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _server_commands().serve(arguments.host, arguments.port, arguments.workers)
     elif arguments.command_name == "migrate":
         _server_commands().migrate_command()
+    elif arguments.command_name == "token":
+        _token(arguments)
     elif arguments.command_name == "admin":
         _server_commands().bump_generations_command(arguments.by)
     elif arguments.command_name == "run":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal, Self
 
@@ -9,6 +10,15 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tenure_server.domain.limits import Limits
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class Settings(BaseSettings):
@@ -42,6 +52,21 @@ class Settings(BaseSettings):
         default=False,
         description="Start even when synchronous_commit=off (throw-away environments only).",
     )
+    tokens_file: Path | None = Field(
+        default=None, description="TOML file of [[token]] entries; authentication is on when set."
+    )
+    tokens: SecretStr | None = Field(
+        default=None, description="The same TOML as the tokens file, given inline."
+    )
+    allow_unauthenticated_remote: bool = Field(
+        default=False,
+        description="Allow binding to a non-loopback address with authentication off.",
+    )
+    max_body_bytes: int = Field(default=65536, ge=1024, description="Largest request body.")
+    rate_limit_per_second: float = Field(
+        default=0, ge=0, description="Requests per second per principal; 0 turns it off."
+    )
+    rate_limit_burst: int = Field(default=50, ge=1)
 
     @model_validator(mode="after")
     def _check_bounds(self) -> Self:
@@ -51,7 +76,27 @@ class Settings(BaseSettings):
             raise ValueError("TENURE_POOL_MIN_SIZE must not exceed TENURE_POOL_MAX_SIZE")
         if self.default_page_size > self.max_page_size:
             raise ValueError("TENURE_DEFAULT_PAGE_SIZE must not exceed TENURE_MAX_PAGE_SIZE")
+        if self.tokens_file is not None and self.tokens is not None:
+            raise ValueError("set TENURE_TOKENS_FILE or TENURE_TOKENS, not both")
+        remote = not _loopback(self.host)
+        if remote and not self.auth_configured and not self.allow_unauthenticated_remote:
+            raise ValueError(
+                f"TENURE_HOST={self.host} without authentication: configure "
+                "TENURE_TOKENS_FILE, or set TENURE_ALLOW_UNAUTHENTICATED_REMOTE=true"
+            )
         return self
+
+    @property
+    def auth_configured(self) -> bool:
+        return self.tokens_file is not None or self.tokens is not None
+
+    def tokens_text(self) -> str | None:
+        """The tokens TOML, read from the file when one is configured."""
+        if self.tokens is not None:
+            return self.tokens.get_secret_value()
+        if self.tokens_file is not None:
+            return self.tokens_file.read_text(encoding="utf-8")
+        return None
 
     @property
     def limits(self) -> Limits:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -103,17 +104,33 @@ async def test_malformed_json_is_a_validation_problem(
 
 
 async def test_huge_inputs_are_refused(api: httpx.AsyncClient) -> None:
-    """A megabyte holder or a deeply nested body is a 4xx problem, not a crash."""
+    """A megabyte holder or a deeply nested body is refused before parsing: 413, never a crash."""
     huge = await api.post(ACQUIRE, json={"holder": "h" * 1_000_000, "ttl_seconds": 30})
-    problem(huge, 422, "validation-error")
+    problem(huge, 413, "payload-too-large")
     nested = "[" * 100_000 + "]" * 100_000
     deep = await api.post(
         ACQUIRE,
         content=f'{{"holder": {nested}, "ttl_seconds": 30}}'.encode(),
         headers={"content-type": "application/json"},
     )
-    assert 400 <= deep.status_code < 500
-    assert deep.headers["content-type"] == "application/problem+json"
+    problem(deep, 413, "payload-too-large")
+    holder = await api.post(ACQUIRE, json={"holder": "h" * 5_000, "ttl_seconds": 30})
+    problem(holder, 422, "validation-error")
+
+
+async def test_a_streamed_body_over_the_limit_is_refused(api: httpx.AsyncClient) -> None:
+    """A chunked body without Content-Length is counted as it arrives and refused past the limit."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"holder": "'
+        for _ in range(100):
+            yield b"x" * 1024
+        yield b'", "ttl_seconds": 30}'
+
+    response = await api.post(
+        ACQUIRE, content=chunks(), headers={"content-type": "application/json"}
+    )
+    problem(response, 413, "payload-too-large")
 
 
 async def test_unknown_routes_and_methods_are_problems(api: httpx.AsyncClient) -> None:

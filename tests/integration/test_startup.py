@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 
 from tenure_server.api.app import UnsafeDatabase, create_app
-from tenure_server.db.migrate import latest_version, migrate
+from tenure_server.db.migrate import available, migrate
 from tenure_server.settings import Settings
 from tests import postgres
 
@@ -22,7 +22,7 @@ async def test_concurrent_migrations_apply_each_version_once(server_url: str) ->
     try:
         results = await asyncio.gather(*(migrate(url) for _ in range(8)))
         applied = sorted(version for result in results for version in result)
-        assert applied == list(range(1, latest_version() + 1))
+        assert applied == [migration.version for migration in available()]
         assert await migrate(url) == []
         connection = await asyncpg.connect(url)
         try:

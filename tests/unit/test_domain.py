@@ -9,52 +9,71 @@ import pytest
 
 from tenure_server.domain import errors
 from tenure_server.domain.fences import Fence, verify_refusal
-from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome
+from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome, renew_refusal
 from tenure_server.domain.limits import Limits
 from tenure_server.domain.names import decode_cursor, encode_cursor, prefix_upper_bound
-from tenure_server.domain.windows import Holding, Window, claim_refusal, complete_outcome
+from tenure_server.domain.windows import (
+    Holding,
+    LeaseState,
+    Window,
+    claim_refusal,
+    complete_outcome,
+)
 
 T = datetime(2026, 9, 25, 3, 5, tzinfo=UTC)
-LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, True, 30.0)
+LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, "p", True, 30.0)
 WINDOW = Window("j", "w", "l", "a", 3, 1, T, None)
-MINE = Holding("l", "a", 3)
+MINE = Holding("l", "a", 3, "p")
 LIMITS = Limits(1, 3600, 60, 500, 100)
+HELD, GONE, FOREIGN = LeaseState(True), LeaseState(False), LeaseState(False, foreign=True)
 
 
 def test_acquire_refusal_names_the_holder_or_asks_to_retry() -> None:
-    """Held by another: lease-held; free, expired or mine meanwhile: try the statement again."""
-    refusal = acquire_refusal("l", "b", LEASE)
+    """Held by another: lease-held; free, expired or mine meanwhile: try the statement again.
+    The same holder string under another principal is another holder."""
+    refusal = acquire_refusal("l", "b", "p", LEASE)
     assert isinstance(refusal, errors.LeaseHeld)
     assert refusal.holder == "a"
-    assert acquire_refusal("l", "a", LEASE) is None
-    assert acquire_refusal("l", "b", replace(LEASE, held=False)) is None
-    assert acquire_refusal("l", "b", None) is None
+    assert acquire_refusal("l", "a", "p", LEASE) is None
+    assert isinstance(acquire_refusal("l", "a", "intruder", LEASE), errors.LeaseHeld)
+    assert acquire_refusal("l", "b", "p", replace(LEASE, held=False)) is None
+    assert acquire_refusal("l", "b", "p", None) is None
+
+
+def test_renew_refusal_tells_a_lost_lease_from_another_principal() -> None:
+    """Right holder and generation under the wrong principal is forbidden, else lost."""
+    assert isinstance(renew_refusal("l", "a", 3, "intruder", LEASE), errors.Forbidden)
+    assert isinstance(renew_refusal("l", "a", 2, "p", LEASE), errors.LeaseLost)
+    assert isinstance(renew_refusal("l", "a", 3, "p", None), errors.LeaseLost)
 
 
 def test_release_outcome() -> None:
-    """Unknown lease: not found; other holding: lost; already released by me: the lease."""
-    assert isinstance(release_outcome("l", "a", 3, None), errors.LeaseNotFound)
-    assert isinstance(release_outcome("l", "a", 2, LEASE), errors.LeaseLost)
-    assert isinstance(release_outcome("l", "b", 3, LEASE), errors.LeaseLost)
+    """Unknown lease: not found; other holding: lost; other principal: forbidden; already
+    released by me: the lease."""
+    assert isinstance(release_outcome("l", "a", 3, "p", None), errors.LeaseNotFound)
+    assert isinstance(release_outcome("l", "a", 2, "p", LEASE), errors.LeaseLost)
+    assert isinstance(release_outcome("l", "b", 3, "p", LEASE), errors.LeaseLost)
+    assert isinstance(release_outcome("l", "a", 3, "x", LEASE), errors.HoldingOfAnotherPrincipal)
     released = replace(LEASE, released_at=T, held=False)
-    assert release_outcome("l", "a", 3, released) == released
-    assert release_outcome("l", "a", 3, LEASE) is None
+    assert release_outcome("l", "a", 3, "p", released) == released
+    assert release_outcome("l", "a", 3, "p", LEASE) is None
 
 
 @pytest.mark.parametrize(
     ("window", "held", "expected"),
     [
-        (replace(WINDOW, completed_at=T), True, errors.WindowCompleted),
-        (replace(WINDOW, completed_at=T), False, errors.WindowCompleted),
-        (replace(WINDOW, lease="other"), True, errors.WindowLeaseMismatch),
-        (WINDOW, False, errors.LeaseLost),
-        (None, False, errors.LeaseLost),
-        (replace(WINDOW, generation=4), True, errors.LeaseLost),
-        (WINDOW, True, None),
-        (None, True, None),
+        (replace(WINDOW, completed_at=T), HELD, errors.WindowCompleted),
+        (replace(WINDOW, completed_at=T), GONE, errors.WindowCompleted),
+        (replace(WINDOW, lease="other"), HELD, errors.WindowLeaseMismatch),
+        (WINDOW, GONE, errors.LeaseLost),
+        (WINDOW, FOREIGN, errors.HoldingOfAnotherPrincipal),
+        (None, GONE, errors.LeaseLost),
+        (replace(WINDOW, generation=4), HELD, errors.LeaseLost),
+        (WINDOW, HELD, None),
+        (None, HELD, None),
     ],
 )
-def test_claim_refusal(window: Window | None, held: bool, expected: type | None) -> None:
+def test_claim_refusal(window: Window | None, held: LeaseState, expected: type | None) -> None:
     """Completed first, then the lease binding, then the holding itself."""
     refusal = claim_refusal(MINE, window, held, "j", "w")
     assert refusal is None if expected is None else isinstance(refusal, expected)
@@ -63,15 +82,16 @@ def test_claim_refusal(window: Window | None, held: bool, expected: type | None)
 @pytest.mark.parametrize(
     ("window", "held", "expected"),
     [
-        (replace(WINDOW, completed_at=T), False, Window),
-        (replace(WINDOW, completed_at=T, holder="b"), True, errors.WindowCompleted),
-        (WINDOW, False, errors.LeaseLost),
-        (None, True, errors.WindowNotClaimed),
-        (replace(WINDOW, generation=2), True, errors.WindowNotClaimed),
-        (WINDOW, True, None),
+        (replace(WINDOW, completed_at=T), GONE, Window),
+        (replace(WINDOW, completed_at=T, holder="b"), HELD, errors.WindowCompleted),
+        (WINDOW, GONE, errors.LeaseLost),
+        (WINDOW, FOREIGN, errors.HoldingOfAnotherPrincipal),
+        (None, HELD, errors.WindowNotClaimed),
+        (replace(WINDOW, generation=2), HELD, errors.WindowNotClaimed),
+        (WINDOW, HELD, None),
     ],
 )
-def test_complete_outcome(window: Window | None, held: bool, expected: type | None) -> None:
+def test_complete_outcome(window: Window | None, held: LeaseState, expected: type | None) -> None:
     """A repeated completion by the same holding succeeds; anything else explains itself."""
     outcome = complete_outcome(MINE, window, held, "j", "w")
     assert outcome is None if expected is None else isinstance(outcome, expected)

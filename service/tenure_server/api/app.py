@@ -6,17 +6,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import signal
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from types import FrameType
 
 from fastapi import FastAPI
 
 from tenure_server.api import fences, health, leases, problems, windows
+from tenure_server.api.body_limit import BodySizeLimit
+from tenure_server.auth import Authenticator
 from tenure_server.db.migrate import migrate
 from tenure_server.db.notifications import ReleaseNotifications
 from tenure_server.db.operations import Operations
 from tenure_server.db.pool import create_pool, start_embedded
 from tenure_server.db.repository import Repository
+from tenure_server.domain.ratelimit import RateLimiter
 from tenure_server.settings import Settings
 
 _log = logging.getLogger("tenure.server")
@@ -50,6 +57,34 @@ async def _check_durability(repository: Repository, settings: Settings) -> None:
     )
 
 
+@contextmanager
+def _drain_on_signals(operations: Operations) -> Iterator[None]:
+    """On SIGTERM/SIGINT, answer waiting acquires at once (503 shutting-down) so that the server's
+    graceful shutdown is not held up by them, then let the server's own handler run. Only in the
+    main thread, where signal handlers live; the previous handlers come back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def drain_then_chain(signum: int, frame: FrameType | None) -> None:
+        loop.call_soon_threadsafe(operations.drain)
+        chained = previous[signal.Signals(signum)]
+        if callable(chained):
+            chained(signum, frame)
+        elif chained == signal.SIG_DFL:
+            signal.default_int_handler(signum, frame)
+
+    for sig in previous:
+        signal.signal(sig, drain_then_chain)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -69,9 +104,11 @@ def create_app(settings: Settings) -> FastAPI:
             await _check_durability(repository, settings)
             await notifications.start()
             app.state.repository = repository
-            app.state.operations = Operations(repository, notifications)
+            operations = Operations(repository, notifications)
+            app.state.operations = operations
             app.state.limits = settings.limits
-            yield
+            with _drain_on_signals(operations):
+                yield
         finally:
             await notifications.stop()
             await pool.close()
@@ -83,6 +120,13 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     problems.install(app)
+    app.state.authenticator = Authenticator.from_toml(settings.tokens_text())
+    app.state.rate_limiter = (
+        RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst, time.monotonic)
+        if settings.rate_limit_per_second > 0
+        else None
+    )
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     for router in (leases.router, windows.router, windows.resolver, fences.router, health.router):
         app.include_router(router)
     return app

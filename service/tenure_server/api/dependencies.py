@@ -1,4 +1,4 @@
-"""What handlers receive: the operations and limits that the lifespan put on the app."""
+"""What handlers receive: the caller, and the operations and limits the lifespan put on the app."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from tenure_server.auth import Authenticator
 from tenure_server.db.operations import Operations
 from tenure_server.db.repository import Repository
 from tenure_server.domain.limits import Limits
+from tenure_server.domain.principals import Principal
+from tenure_server.domain.ratelimit import RateLimiter
 
 
 def _operations(request: Request) -> Operations:
@@ -26,6 +29,18 @@ def _limits(request: Request) -> Limits:
     return limits
 
 
+def _caller(request: Request) -> Principal:
+    """The authenticated principal (the anonymous admin when authentication is off), after its
+    rate limit, if one is configured."""
+    authenticator: Authenticator = request.app.state.authenticator
+    principal = authenticator.authenticate(request.headers.get("authorization"))
+    limiter: RateLimiter | None = request.app.state.rate_limiter
+    if limiter is not None:
+        limiter.take(principal.label)
+    return principal
+
+
 OperationsDep = Annotated[Operations, Depends(_operations)]
 RepositoryDep = Annotated[Repository, Depends(_repository)]
 LimitsDep = Annotated[Limits, Depends(_limits)]
+CallerDep = Annotated[Principal, Depends(_caller)]

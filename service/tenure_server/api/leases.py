@@ -1,4 +1,4 @@
-"""/v1/leases: acquire, renew, release, read and list leases."""
+"""/v1/leases: acquire, renew, release, read and list leases; force-release for operators."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from tenure_server.api.dependencies import LimitsDep, OperationsDep
+from tenure_server.api.dependencies import CallerDep, LimitsDep, OperationsDep
 from tenure_server.api.schemas import (
     AcquireRequest,
     LeaseName,
@@ -17,32 +17,37 @@ from tenure_server.api.schemas import (
     RenewRequest,
     problem_responses,
 )
-from tenure_server.domain.errors import LeaseNotFound
+from tenure_server.domain.errors import Forbidden, LeaseNotFound
 from tenure_server.domain.names import NAME_MAX_LENGTH
 
 router = APIRouter(prefix="/v1/leases", tags=["leases"])
 
 
-@router.post("/{name}/acquire", responses=problem_responses(409))
+@router.post("/{name}/acquire", responses=problem_responses(401, 403, 409))
 async def acquire(
     name: LeaseName,
     body: AcquireRequest,
     request: Request,
+    caller: CallerDep,
     operations: OperationsDep,
     limits: LimitsDep,
 ) -> LeaseOut:
     """Take the lease if it is free or expired (generation + 1), or extend it if this holder
     still holds it (same generation). With `wait_seconds`, wait for a release or expiry. 409
-    `lease-held` with `Retry-After` otherwise."""
+    `lease-held` with `Retry-After` otherwise. The holding is bound to the caller's principal."""
+    caller.require("client", "acquire", name)
     ttl, wait = limits.ttl(body.ttl_seconds), limits.wait(body.wait_seconds)
     if wait == 0:
-        return LeaseOut.of(await operations.acquire(name, body.holder, ttl))
+        return LeaseOut.of(await operations.acquire(name, body.holder, ttl, principal=caller.name))
     abandoned = asyncio.Event()
     watcher = asyncio.create_task(_watch_disconnect(request, abandoned))
     try:
-        return LeaseOut.of(await operations.acquire(name, body.holder, ttl, wait, abandoned))
+        lease = await operations.acquire(
+            name, body.holder, ttl, principal=caller.name, wait=wait, abandoned=abandoned
+        )
     finally:
         watcher.cancel()
+    return LeaseOut.of(lease)
 
 
 async def _watch_disconnect(request: Request, abandoned: asyncio.Event) -> None:
@@ -52,37 +57,61 @@ async def _watch_disconnect(request: Request, abandoned: asyncio.Event) -> None:
     abandoned.set()
 
 
-@router.post("/{name}/renew", responses=problem_responses(409))
+@router.post("/{name}/renew", responses=problem_responses(401, 403, 409))
 async def renew(
-    name: LeaseName, body: RenewRequest, operations: OperationsDep, limits: LimitsDep
+    name: LeaseName,
+    body: RenewRequest,
+    caller: CallerDep,
+    operations: OperationsDep,
+    limits: LimitsDep,
 ) -> LeaseOut:
     """Extend the holding named by holder + generation, only before it expires."""
+    caller.require("client", "renew", name)
     ttl = limits.ttl(body.ttl_seconds)
-    return LeaseOut.of(await operations.renew(name, body.holder, body.generation, ttl))
+    lease = await operations.renew(name, body.holder, body.generation, ttl, caller.name)
+    return LeaseOut.of(lease)
 
 
-@router.post("/{name}/release", responses=problem_responses(404, 409))
-async def release(name: LeaseName, body: ReleaseRequest, operations: OperationsDep) -> LeaseOut:
+@router.post("/{name}/release", responses=problem_responses(401, 403, 404, 409))
+async def release(
+    name: LeaseName, body: ReleaseRequest, caller: CallerDep, operations: OperationsDep
+) -> LeaseOut:
     """Expire the holding at once; the row and its generation stay. Releasing again is a no-op."""
-    return LeaseOut.of(await operations.release(name, body.holder, body.generation))
+    caller.require("client", "release", name)
+    lease = await operations.release(name, body.holder, body.generation, caller.name)
+    return LeaseOut.of(lease)
 
 
-@router.get("/{name}", responses=problem_responses(404))
-async def get_lease(name: LeaseName, operations: OperationsDep) -> LeaseOut:
+@router.post("/{name}/force-release", responses=problem_responses(401, 403, 404))
+async def force_release(name: LeaseName, caller: CallerDep, operations: OperationsDep) -> LeaseOut:
+    """Operators only: end whatever holding there is and move the generation past it, so fences
+    refuse the old holder from now on. Recorded as an event naming the operator."""
+    caller.require("admin", "force-release", name)
+    return LeaseOut.of(await operations.force_release(name, caller.label))
+
+
+@router.get("/{name}", responses=problem_responses(401, 403, 404))
+async def get_lease(name: LeaseName, caller: CallerDep, operations: OperationsDep) -> LeaseOut:
+    caller.require("reader", "read", name)
     lease = await operations.get_lease(name)
     if lease is None:
         raise LeaseNotFound(name)
     return LeaseOut.of(lease)
 
 
-@router.get("", responses=problem_responses())
+@router.get("", responses=problem_responses(401, 403))
 async def list_leases(
+    caller: CallerDep,
     operations: OperationsDep,
     limits: LimitsDep,
     prefix: Annotated[str, Query(max_length=NAME_MAX_LENGTH, pattern=r"^[A-Za-z0-9._:-]*$")] = "",
     limit: Annotated[int | None, Query(description="Page size.")] = None,
     cursor: Annotated[str | None, Query(max_length=400)] = None,
 ) -> LeasePage:
-    """Leases in name order, optionally under a name prefix; follow `next_cursor` for more."""
+    """Leases in name order, under a name prefix (one of the caller's namespaces, unless it may
+    read every name); follow `next_cursor` for more."""
+    caller.require("reader", "list leases")
+    if not caller.owns(prefix):
+        raise Forbidden(caller.label, "list leases", prefix or "(every name)")
     items, next_cursor = await operations.list_leases(prefix, limits.page_size(limit), cursor)
     return LeasePage(items=[LeaseOut.of(lease) for lease in items], next_cursor=next_cursor)

@@ -47,6 +47,23 @@ def _iso(moment: datetime) -> str:
 
 
 PROBLEMS: Mapping[type[e.TenureError], ProblemType] = {
+    e.Unauthenticated: ProblemType("unauthenticated", 401, "Authentication required"),
+    e.Forbidden: ProblemType("forbidden", 403, "Not allowed for this principal"),
+    e.HoldingOfAnotherPrincipal: ProblemType(
+        "holding-of-another-principal", 403, "The holding belongs to another principal"
+    ),
+    e.RateLimited: ProblemType(
+        "rate-limited",
+        429,
+        "Too many requests",
+        lambda x: {"retry_after_seconds": x.retry_after_seconds},
+    ),
+    e.ShuttingDown: ProblemType(
+        "shutting-down",
+        503,
+        "Service process shutting down; retry",
+        lambda x: {"retry_after_seconds": x.retry_after_seconds},
+    ),
     e.InvalidInput: ProblemType(
         "validation-error",
         422,
@@ -117,6 +134,7 @@ PROBLEMS: Mapping[type[e.TenureError], ProblemType] = {
 # Problems raised by the HTTP layer itself, not by the domain.
 NOT_FOUND = ProblemType("not-found", 404, "No such resource")
 METHOD_NOT_ALLOWED = ProblemType("method-not-allowed", 405, "Method not allowed")
+PAYLOAD_TOO_LARGE = ProblemType("payload-too-large", 413, "Request body too large")
 HTTP_ERROR = ProblemType("http-error", 400, "Bad request")
 INTERNAL = ProblemType("internal-error", 500, "Internal error")
 
@@ -124,6 +142,7 @@ ALL_TYPES: tuple[ProblemType, ...] = (
     *PROBLEMS.values(),
     NOT_FOUND,
     METHOD_NOT_ALLOWED,
+    PAYLOAD_TOO_LARGE,
     HTTP_ERROR,
     INTERNAL,
 )
@@ -155,10 +174,12 @@ async def _domain_error(_: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, e.TenureError)
     kind = next(PROBLEMS[cls] for cls in type(error).__mro__ if cls in PROBLEMS)
     headers = None
-    if isinstance(error, e.LeaseHeld):
+    if isinstance(error, e.LeaseHeld | e.RateLimited | e.ShuttingDown | e.StorageUnavailable):
         headers = _retry_after(error.retry_after_seconds)
-    elif isinstance(error, e.StorageUnavailable):
-        headers = _retry_after(error.retry_after_seconds)
+    elif isinstance(error, e.Unauthenticated):
+        # Basic first: a browser prompts for it (the token is the password); APIs use Bearer.
+        headers = {"WWW-Authenticate": 'Basic realm="tenure", Bearer realm="tenure"'}
+    if isinstance(error, e.StorageUnavailable):
         _log.warning("storage unavailable: %s", error.detail)
     return problem_response(kind, error.detail, facts=kind.facts(error), headers=headers)
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from tenure import _schedule as schedule
 from tenure._schedule import check_cron, check_timezone
-from tenure_server.api.dependencies import LimitsDep, OperationsDep, RepositoryDep
+from tenure_server.api.dependencies import CallerDep, LimitsDep, OperationsDep, RepositoryDep
 from tenure_server.api.schemas import (
     JobName,
     Resolution,
@@ -20,58 +20,76 @@ from tenure_server.api.schemas import (
     problem_responses,
 )
 from tenure_server.domain.errors import InvalidInput, WindowNotFound
+from tenure_server.domain.principals import Principal
 from tenure_server.domain.windows import Holding
 
 router = APIRouter(prefix="/v1/jobs/{job}/windows", tags=["windows"])
 resolver = APIRouter(prefix="/v1/windows", tags=["windows"])
 
 
-def _holding(body: WindowRequest) -> Holding:
-    return Holding(lease=body.lease, holder=body.holder, generation=body.generation)
+def _holding(caller: Principal, action: str, job: str, body: WindowRequest) -> Holding:
+    caller.require("client", action, job, body.lease)
+    return Holding(body.lease, body.holder, body.generation, caller.name)
 
 
-@router.post("/{window}/claim", responses=problem_responses(409))
+@router.post("/{window}/claim", responses=problem_responses(401, 403, 409))
 async def claim(
-    job: JobName, window: WindowKey, body: WindowRequest, operations: OperationsDep
+    job: JobName,
+    window: WindowKey,
+    body: WindowRequest,
+    caller: CallerDep,
+    operations: OperationsDep,
 ) -> WindowOut:
     """Start (or resume, attempt + 1) this occurrence under a held lease. A completed window is
     never claimable again: 409 `window-completed` tells a late or repeated run to skip."""
-    return WindowOut.of(await operations.claim(job, window, _holding(body)))
+    holding = _holding(caller, "claim windows", job, body)
+    return WindowOut.of(await operations.claim(job, window, holding))
 
 
-@router.post("/{window}/complete", responses=problem_responses(409))
+@router.post("/{window}/complete", responses=problem_responses(401, 403, 409))
 async def complete(
-    job: JobName, window: WindowKey, body: WindowRequest, operations: OperationsDep
+    job: JobName,
+    window: WindowKey,
+    body: WindowRequest,
+    caller: CallerDep,
+    operations: OperationsDep,
 ) -> WindowOut:
     """Mark the occurrence done. Repeating it with the same holding returns the original."""
-    return WindowOut.of(await operations.complete(job, window, _holding(body)))
+    holding = _holding(caller, "complete windows", job, body)
+    return WindowOut.of(await operations.complete(job, window, holding))
 
 
-@router.get("/{window}", responses=problem_responses(404))
-async def get_window(job: JobName, window: WindowKey, operations: OperationsDep) -> WindowOut:
+@router.get("/{window}", responses=problem_responses(401, 403, 404))
+async def get_window(
+    job: JobName, window: WindowKey, caller: CallerDep, operations: OperationsDep
+) -> WindowOut:
+    caller.require("reader", "read windows", job)
     found = await operations.get_window(job, window)
     if found is None:
         raise WindowNotFound(job, window)
     return WindowOut.of(found)
 
 
-@router.get("", responses=problem_responses())
+@router.get("", responses=problem_responses(401, 403))
 async def list_windows(
     job: JobName,
+    caller: CallerDep,
     operations: OperationsDep,
     limits: LimitsDep,
     limit: Annotated[int | None, Query(description="Page size.")] = None,
     cursor: Annotated[str | None, Query(max_length=400)] = None,
 ) -> WindowPage:
     """The job's windows, newest key first; follow `next_cursor` for more."""
+    caller.require("reader", "list windows", job)
     items, next_cursor = await operations.list_windows(job, limits.page_size(limit), cursor)
     return WindowPage(items=[WindowOut.of(window) for window in items], next_cursor=next_cursor)
 
 
-@resolver.post("/resolve", responses=problem_responses())
-async def resolve(body: ResolveRequest, repository: RepositoryDep) -> Resolution:
+@resolver.post("/resolve", responses=problem_responses(401, 403))
+async def resolve(body: ResolveRequest, caller: CallerDep, repository: RepositoryDep) -> Resolution:
     """The occurrence a schedule meant to run at (or before) `at`, and its window key: the same
     arithmetic as the Python SDK, for clients in any language."""
+    caller.require("reader", "resolve windows")
     try:
         check_cron(body.cron)
     except ValueError as error:

@@ -16,12 +16,13 @@ from tenure_server.db.notifications import FALLBACK_POLL_SECONDS, ReleaseNotific
 from tenure_server.db.repository import Repository
 from tenure_server.domain.errors import (
     LeaseHeld,
-    LeaseLost,
+    LeaseNotFound,
     RequestAbandoned,
+    ShuttingDown,
     StorageUnavailable,
 )
 from tenure_server.domain.fences import Fence, verify_refusal
-from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome
+from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome, renew_refusal
 from tenure_server.domain.names import decode_cursor, encode_cursor, prefix_upper_bound
 from tenure_server.domain.windows import Holding, Window, claim_refusal, complete_outcome
 
@@ -39,12 +40,15 @@ class Operations:
     def __init__(self, repository: Repository, notifications: ReleaseNotifications) -> None:
         self._repository = repository
         self._notifications = notifications
+        self._draining = asyncio.Event()
 
     async def acquire(
         self,
         name: str,
         holder: str,
         ttl: float,
+        *,
+        principal: str | None = None,
         wait: float = 0.0,
         abandoned: asyncio.Event | None = None,
     ) -> Lease:
@@ -52,14 +56,14 @@ class Operations:
         holding's expiry by the database clock, never by polling. `abandoned` is set when the
         caller went away; a lease taken for nobody is released at once."""
         if wait <= 0:
-            return await self._acquire_now(name, holder, ttl)
+            return await self._acquire_now(name, holder, ttl, principal)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         with self._notifications.subscribe(name) as released:
             while True:
                 released.clear()
                 try:
-                    lease = await self._acquire_now(name, holder, ttl)
+                    lease = await self._acquire_now(name, holder, ttl, principal)
                 except LeaseHeld as held:
                     remaining = deadline - loop.time()
                     if remaining <= 0:
@@ -67,44 +71,63 @@ class Operations:
                     pause = min(remaining, held.retry_after_seconds + EXPIRY_SLACK_SECONDS)
                     if not self._notifications.listening:
                         pause = min(pause, FALLBACK_POLL_SECONDS)
-                    await _first_of(pause, released, abandoned)
+                    await _first_of(pause, released, abandoned, self._draining)
                     if abandoned is not None and abandoned.is_set():
                         raise RequestAbandoned(name) from None
+                    if self._draining.is_set():
+                        raise ShuttingDown() from None
                     continue
                 if abandoned is not None and abandoned.is_set():
-                    await self.release(name, holder, lease.generation)
+                    await self.release(name, holder, lease.generation, principal)
                     raise RequestAbandoned(name)
                 return lease
 
-    async def _acquire_now(self, name: str, holder: str, ttl: float) -> Lease:
+    def drain(self) -> None:
+        """The process is shutting down: waiting acquires answer now instead of holding it up."""
+        self._draining.set()
+
+    async def _acquire_now(
+        self, name: str, holder: str, ttl: float, principal: str | None
+    ) -> Lease:
         for _ in range(DECISION_ATTEMPTS):
-            lease = await self._repository.acquire_lease(name, holder, ttl)
+            lease = await self._repository.acquire_lease(name, holder, ttl, principal)
             if lease is not None:
                 return lease
-            refusal = acquire_refusal(name, holder, await self._repository.get_lease(name))
+            current = await self._repository.get_lease(name)
+            refusal = acquire_refusal(name, holder, principal, current)
             if refusal is not None:
                 raise refusal
         raise _still_moving("acquire")
 
-    async def renew(self, name: str, holder: str, generation: int, ttl: float) -> Lease:
-        lease = await self._repository.renew_lease(name, holder, generation, ttl)
+    async def renew(
+        self, name: str, holder: str, generation: int, ttl: float, principal: str | None = None
+    ) -> Lease:
+        lease = await self._repository.renew_lease(name, holder, generation, ttl, principal)
         if lease is None:
-            raise LeaseLost(name, generation)
+            current = await self._repository.get_lease(name)
+            raise renew_refusal(name, holder, generation, principal, current)
         return lease
 
-    async def release(self, name: str, holder: str, generation: int) -> Lease:
+    async def release(
+        self, name: str, holder: str, generation: int, principal: str | None = None
+    ) -> Lease:
         for _ in range(DECISION_ATTEMPTS):
-            lease = await self._repository.release_lease(name, holder, generation)
+            lease = await self._repository.release_lease(name, holder, generation, principal)
             if lease is not None:
                 return lease
-            outcome = release_outcome(
-                name, holder, generation, await self._repository.get_lease(name)
-            )
+            current = await self._repository.get_lease(name)
+            outcome = release_outcome(name, holder, generation, principal, current)
             if isinstance(outcome, Lease):
                 return outcome
             if outcome is not None:
                 raise outcome
         raise _still_moving("release")
+
+    async def force_release(self, name: str, actor: str) -> Lease:
+        lease = await self._repository.force_release_lease(name, actor)
+        if lease is None:
+            raise LeaseNotFound(name)
+        return lease
 
     async def get_lease(self, name: str) -> Lease | None:
         return await self._repository.get_lease(name)
@@ -119,25 +142,23 @@ class Operations:
         return _page(rows, limit, lambda lease: lease.name)
 
     async def claim(self, job: str, key: str, holding: Holding) -> Window:
-        args = (job, key, holding.lease, holding.holder, holding.generation)
         for _ in range(DECISION_ATTEMPTS):
-            window = await self._repository.claim_window(*args)
+            window = await self._repository.claim_window(job, key, holding)
             if window is not None:
                 return window
-            current, held = await self._repository.explain_window(*args)
-            refusal = claim_refusal(holding, current, held, job, key)
+            current, lease = await self._repository.explain_window(job, key, holding)
+            refusal = claim_refusal(holding, current, lease, job, key)
             if refusal is not None:
                 raise refusal
         raise _still_moving("claim")
 
     async def complete(self, job: str, key: str, holding: Holding) -> Window:
-        args = (job, key, holding.lease, holding.holder, holding.generation)
         for _ in range(DECISION_ATTEMPTS):
-            window = await self._repository.complete_window(*args)
+            window = await self._repository.complete_window(job, key, holding)
             if window is not None:
                 return window
-            current, held = await self._repository.explain_window(*args)
-            outcome = complete_outcome(holding, current, held, job, key)
+            current, lease = await self._repository.explain_window(job, key, holding)
+            outcome = complete_outcome(holding, current, lease, job, key)
             if isinstance(outcome, Window):
                 return outcome
             if outcome is not None:

@@ -7,7 +7,7 @@ class, into `StorageUnavailable`; every other failure is a bug and propagates.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +17,7 @@ from tenure_server.db.queries import QUERIES
 from tenure_server.domain.errors import StorageUnavailable
 from tenure_server.domain.fences import Fence
 from tenure_server.domain.leases import Lease
-from tenure_server.domain.windows import Window
+from tenure_server.domain.windows import Holding, LeaseState, Window
 
 # SQLSTATE classes that mean "the database cannot answer now; the same request may succeed
 # later": connection exceptions, transaction rollback (serialization failure, deadlock),
@@ -59,6 +59,11 @@ class Repository:
         finally:
             await self._pool.release(connection)
 
+    def connection(self) -> AbstractAsyncContextManager[asyncpg.pool.PoolConnectionProxy[Record]]:
+        """A pooled connection with the driver errors translated as here, for the package's other
+        repositories (jobs, monitoring), so that the translation lives in one place."""
+        return self._connection()
+
     async def _fetchrow(self, query: str, *args: Any) -> Record | None:
         async with self._connection() as connection:
             return await connection.fetchrow(QUERIES[query], *args)
@@ -67,16 +72,23 @@ class Repository:
         async with self._connection() as connection:
             return await connection.fetch(QUERIES[query], *args)
 
-    async def acquire_lease(self, name: str, holder: str, ttl: float) -> Lease | None:
-        return _lease(await self._fetchrow("acquire_lease", name, holder, ttl))
+    async def acquire_lease(
+        self, name: str, holder: str, ttl: float, principal: str | None
+    ) -> Lease | None:
+        return _lease(await self._fetchrow("acquire_lease", name, holder, ttl, principal))
 
     async def renew_lease(
-        self, name: str, holder: str, generation: int, ttl: float
+        self, name: str, holder: str, generation: int, ttl: float, principal: str | None
     ) -> Lease | None:
-        return _lease(await self._fetchrow("renew_lease", name, holder, generation, ttl))
+        return _lease(await self._fetchrow("renew_lease", name, holder, generation, ttl, principal))
 
-    async def release_lease(self, name: str, holder: str, generation: int) -> Lease | None:
-        return _lease(await self._fetchrow("release_lease", name, holder, generation))
+    async def release_lease(
+        self, name: str, holder: str, generation: int, principal: str | None
+    ) -> Lease | None:
+        return _lease(await self._fetchrow("release_lease", name, holder, generation, principal))
+
+    async def force_release_lease(self, name: str, actor: str) -> Lease | None:
+        return _lease(await self._fetchrow("force_release_lease", name, actor))
 
     async def get_lease(self, name: str) -> Lease | None:
         return _lease(await self._fetchrow("get_lease", name))
@@ -87,25 +99,20 @@ class Repository:
         rows = await self._fetch("list_leases", after, prefix, prefix_end, limit)
         return [Lease(**dict(row)) for row in rows]
 
-    async def claim_window(
-        self, job: str, window: str, lease: str, holder: str, generation: int
-    ) -> Window | None:
-        return _window(await self._fetchrow("claim_window", job, window, lease, holder, generation))
+    async def claim_window(self, job: str, window: str, holding: Holding) -> Window | None:
+        return _window(await self._fetchrow("claim_window", job, window, *_holding(holding)))
 
-    async def complete_window(
-        self, job: str, window: str, lease: str, holder: str, generation: int
-    ) -> Window | None:
-        return _window(
-            await self._fetchrow("complete_window", job, window, lease, holder, generation)
-        )
+    async def complete_window(self, job: str, window: str, holding: Holding) -> Window | None:
+        return _window(await self._fetchrow("complete_window", job, window, *_holding(holding)))
 
     async def explain_window(
-        self, job: str, window: str, lease: str, holder: str, generation: int
-    ) -> tuple[Window | None, bool]:
-        """The window as it is, and whether the holding still holds its lease."""
-        row = await self._fetchrow("explain_window", job, window, lease, holder, generation)
+        self, job: str, window: str, holding: Holding
+    ) -> tuple[Window | None, LeaseState]:
+        """The window as it is, and what became of the holding named."""
+        row = await self._fetchrow("explain_window", job, window, *_holding(holding))
         assert row is not None  # the query always yields one row (LEFT JOIN on a constant)
-        return (_window(row) if row["job"] is not None else None), bool(row["lease_held"])
+        state = LeaseState(held=bool(row["lease_held"]), foreign=bool(row["lease_foreign"]))
+        return (_window(row) if row["job"] is not None else None), state
 
     async def get_window(self, job: str, window: str) -> Window | None:
         return _window(await self._fetchrow("get_window", job, window))
@@ -136,6 +143,10 @@ class Repository:
         row = await self._fetchrow("synchronous_commit")
         assert row is not None
         return str(row[0])
+
+
+def _holding(holding: Holding) -> tuple[str, str, int, str | None]:
+    return holding.lease, holding.holder, holding.generation, holding.principal
 
 
 def _lease(row: Record | None) -> Lease | None:

@@ -1,18 +1,24 @@
 """Domain errors. Each names the condition and carries its facts; none knows about HTTP.
 
-TenureError
-├── InvalidInput            a value outside its documented bounds
-├── LeaseHeld               another holder holds the lease
-├── LeaseLost               the caller no longer holds the lease it names
-├── LeaseNotFound
-├── WindowNotFound
-├── WindowCompleted         the occurrence already ran to completion
-├── WindowNotClaimed        completing a window this holding did not claim
-├── WindowLeaseMismatch     the window is bound to another lease
-├── StaleGeneration         a fence has seen a higher generation
-├── FenceLeaseMismatch      the resource is fenced by another lease
-├── UnknownGeneration       a generation the lease never handed out
-└── StorageUnavailable      the database is unreachable or asked us to retry
+    TenureError
+    ├── InvalidInput            a value outside its documented bounds
+    ├── Unauthenticated         no valid token
+    ├── Forbidden               the principal may not do this here
+    │   └── HoldingOfAnotherPrincipal  the right holder and generation, the wrong principal
+    ├── RateLimited             the principal sends faster than its configured rate
+    ├── LeaseHeld               another holder holds the lease
+    ├── LeaseLost               the caller no longer holds the lease it names
+    ├── LeaseNotFound
+    ├── WindowNotFound
+    ├── WindowCompleted         the occurrence already ran to completion
+    ├── WindowNotClaimed        completing a window this holding did not claim
+    ├── WindowLeaseMismatch     the window is bound to another lease
+    ├── StaleGeneration         a fence has seen a higher generation
+    ├── FenceLeaseMismatch      the resource is fenced by another lease
+    ├── UnknownGeneration       a generation the lease never handed out
+    ├── RequestAbandoned        the caller went away while waiting for a lease
+    ├── ShuttingDown            this process is draining: retry on another replica
+    └── StorageUnavailable      the database is unreachable or asked us to retry
 """
 
 from __future__ import annotations
@@ -33,6 +39,28 @@ class InvalidInput(TenureError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class Unauthenticated(TenureError):
+    def __init__(self, detail: str = "a valid bearer token is required") -> None:
+        super().__init__(detail)
+
+
+class Forbidden(TenureError):
+    def __init__(self, principal: str, action: str, name: str | None = None) -> None:
+        where = "" if name is None else f" on {name!r}"
+        super().__init__(f"principal {principal!r} may not {action}{where}")
+
+
+class HoldingOfAnotherPrincipal(Forbidden):
+    def __init__(self, name: str) -> None:
+        TenureError.__init__(self, f"the holding of {name!r} belongs to another principal")
+
+
+class RateLimited(TenureError):
+    def __init__(self, principal: str, retry_after_seconds: float) -> None:
+        super().__init__(f"principal {principal!r} is over its request rate")
+        self.retry_after_seconds = retry_after_seconds
 
 
 class LeaseHeld(TenureError):
@@ -107,6 +135,12 @@ class UnknownGeneration(TenureError):
 class RequestAbandoned(TenureError):
     def __init__(self, name: str) -> None:
         super().__init__(f"the caller stopped waiting for lease {name!r}")
+
+
+class ShuttingDown(TenureError):
+    def __init__(self) -> None:
+        super().__init__("this service process is shutting down; retry (another replica)")
+        self.retry_after_seconds = 1
 
 
 class StorageUnavailable(TenureError):

@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from tenure_server.domain.errors import LeaseHeld, LeaseLost, LeaseNotFound
+from tenure_server.domain.errors import (
+    HoldingOfAnotherPrincipal,
+    LeaseHeld,
+    LeaseLost,
+    LeaseNotFound,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,24 +25,39 @@ class Lease:
     renewed_at: datetime
     expires_at: datetime
     released_at: datetime | None
+    principal: str | None  # who acquired it; None without authentication
     held: bool
     expires_in_seconds: float
 
 
-def acquire_refusal(name: str, holder: str, current: Lease | None) -> LeaseHeld | None:
+def acquire_refusal(
+    name: str, holder: str, principal: str | None, current: Lease | None
+) -> LeaseHeld | None:
     """Why an acquire that changed nothing was refused; None when the state moved meanwhile.
 
     The acquire statement decides atomically; this only explains its answer from a later read,
-    so a lease that expired or was released in between means "try the statement again".
+    so a lease that expired or was released in between means "try the statement again". The same
+    holder string under another principal is another holder.
     """
-    if current is None or not current.held or current.holder == holder:
+    if current is None or not current.held:
+        return None
+    if current.holder == holder and current.principal == principal:
         return None
     return LeaseHeld(name, current.holder, current.expires_at, current.expires_in_seconds)
 
 
+def renew_refusal(
+    name: str, holder: str, generation: int, principal: str | None, current: Lease | None
+) -> LeaseLost | HoldingOfAnotherPrincipal:
+    """A renewal that changed nothing: the holding is gone, or it belongs to another principal."""
+    if _foreign(holder, generation, principal, current):
+        return HoldingOfAnotherPrincipal(name)
+    return LeaseLost(name, generation)
+
+
 def release_outcome(
-    name: str, holder: str, generation: int, current: Lease | None
-) -> Lease | LeaseLost | LeaseNotFound | None:
+    name: str, holder: str, generation: int, principal: str | None, current: Lease | None
+) -> Lease | LeaseLost | LeaseNotFound | HoldingOfAnotherPrincipal | None:
     """The answer to a release that updated no row.
 
     Releasing again what this holding already released is answered with the lease as it is, so a
@@ -47,6 +67,18 @@ def release_outcome(
         return LeaseNotFound(name)
     if current.holder != holder or current.generation != generation:
         return LeaseLost(name, generation)
+    if _foreign(holder, generation, principal, current):
+        return HoldingOfAnotherPrincipal(name)
     if current.released_at is not None:
         return current
     return None
+
+
+def _foreign(holder: str, generation: int, principal: str | None, current: Lease | None) -> bool:
+    """The holding named exists but was acquired by another principal."""
+    return (
+        current is not None
+        and current.holder == holder
+        and current.generation == generation
+        and current.principal != principal
+    )

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from tenure_server.domain.errors import (
+    HoldingOfAnotherPrincipal,
     LeaseLost,
     TenureError,
     WindowCompleted,
@@ -33,15 +34,25 @@ class Window:
 
 @dataclass(frozen=True, slots=True)
 class Holding:
-    """Who asks: a holder of `lease` at `generation`."""
+    """Who asks: a holder of `lease` at `generation`, authenticated as `principal`."""
 
     lease: str
     holder: str
     generation: int
+    principal: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseState:
+    """What the explaining read found about the holding named: held by it, or bound to another
+    principal."""
+
+    held: bool
+    foreign: bool = False
 
 
 def claim_refusal(
-    holding: Holding, window: Window | None, lease_held: bool, job: str, key: str
+    holding: Holding, window: Window | None, lease: LeaseState, job: str, key: str
 ) -> TenureError | None:
     """Why a claim wrote nothing; None when the state moved meanwhile (try again).
 
@@ -51,13 +62,15 @@ def claim_refusal(
         return WindowCompleted(job, key, window.completed_at)
     if window is not None and window.lease != holding.lease:
         return WindowLeaseMismatch(job, key, window.lease)
-    if not lease_held or (window is not None and window.generation > holding.generation):
+    if lease.foreign:
+        return HoldingOfAnotherPrincipal(holding.lease)
+    if not lease.held or (window is not None and window.generation > holding.generation):
         return LeaseLost(holding.lease, holding.generation)
     return None
 
 
 def complete_outcome(
-    holding: Holding, window: Window | None, lease_held: bool, job: str, key: str
+    holding: Holding, window: Window | None, lease: LeaseState, job: str, key: str
 ) -> Window | TenureError | None:
     """The answer to a completion that wrote nothing; None when the state moved meanwhile.
 
@@ -70,9 +83,11 @@ def complete_outcome(
         and window.holder == holding.holder
         and window.generation == holding.generation
     )
+    if lease.foreign:
+        return HoldingOfAnotherPrincipal(holding.lease)
     if window is not None and mine and window.completed_at is not None:
         return window
-    if not lease_held:
+    if not lease.held:
         return LeaseLost(holding.lease, holding.generation)
     if window is None or not mine:
         if window is not None and window.completed_at is not None:

@@ -2,19 +2,21 @@
 -- COMMITTED (the pool pins that level): inside one statement now() is the statement's start.
 
 -- name: acquire_lease
--- $1 name, $2 holder, $3 ttl_seconds.
+-- $1 name, $2 holder, $3 ttl_seconds, $4 principal (NULL without authentication).
 -- One statement decides. INSERT … ON CONFLICT takes the row lock and, at READ COMMITTED,
 -- re-evaluates the WHERE on the latest committed row, so of many racing acquirers exactly one sees
 -- the lease expired and gets generation + 1; the others get no row. The same holder acquiring a
 -- lease it still holds gets its generation back with a new expiry (a retried request never makes
--- a second generation). now() is this statement's start: after a wait on the row lock it lags the
+-- a second generation) — only if it is the same principal too, so a holder string cannot be
+-- borrowed across principals. now() is this statement's start: after a wait on the row lock it lags the
 -- wall clock, which can only refuse an acquire or shorten an expiry, never overlap two holdings.
 -- The event is written by the same statement, only when a new holding began (this transaction
 -- stamped acquired_xact).
 WITH acquired AS (
     INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
-                             expires_at, acquired_xact)
-    VALUES ($1, $2, 1, $3, now(), now(), now() + make_interval(secs => $3), pg_current_xact_id())
+                             expires_at, acquired_xact, principal)
+    VALUES ($1, $2, 1, $3, now(), now(), now() + make_interval(secs => $3), pg_current_xact_id(),
+            $4)
     ON CONFLICT (name) DO UPDATE SET
         holder          = EXCLUDED.holder,
         generation      = CASE WHEN l.expires_at > now() THEN l.generation
@@ -29,10 +31,12 @@ WITH acquired AS (
         took_over       = CASE WHEN l.expires_at > now() THEN l.took_over
                                ELSE l.released_at IS NULL END,
         acquired_xact   = CASE WHEN l.expires_at > now() THEN l.acquired_xact
-                               ELSE pg_current_xact_id() END
-     WHERE l.expires_at <= now() OR l.holder = EXCLUDED.holder
+                               ELSE pg_current_xact_id() END,
+        principal       = EXCLUDED.principal
+     WHERE l.expires_at <= now()
+        OR (l.holder = EXCLUDED.holder AND l.principal IS NOT DISTINCT FROM EXCLUDED.principal)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
-              l.expires_at, l.released_at, l.previous_holder, l.took_over,
+              l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
               l.acquired_xact = pg_current_xact_id() AS new_holding
 ), event AS (
     INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
@@ -43,12 +47,12 @@ WITH acquired AS (
      WHERE new_holding
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       expires_at > now() AS held,
+       principal, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM acquired;
 
 -- name: renew_lease
--- $1 name, $2 holder, $3 generation, $4 ttl_seconds.
+-- $1 name, $2 holder, $3 generation, $4 ttl_seconds, $5 principal.
 -- The UPDATE's WHERE is re-checked on the latest row after any lock wait, so a holder that was
 -- taken over (other holder or generation) or whose lease expired changes nothing. A refusal of an
 -- existing lease is recorded by the same statement; successful renewals record no event.
@@ -56,8 +60,9 @@ WITH renewed AS (
     UPDATE leases
        SET renewed_at = now(), ttl_seconds = $4, expires_at = now() + make_interval(secs => $4)
      WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > now()
+       AND principal IS NOT DISTINCT FROM $5
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-              released_at
+              released_at, principal
 ), refused AS (
     INSERT INTO lease_events (lease, kind, holder, generation)
     SELECT name, 'renew_refused', $2, $3
@@ -65,12 +70,12 @@ WITH renewed AS (
      WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM renewed)
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       expires_at > now() AS held,
+       principal, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM renewed;
 
 -- name: release_lease
--- $1 name, $2 holder, $3 generation.
+-- $1 name, $2 holder, $3 generation, $4 principal.
 -- Expires the holding at once without deleting the row, so the generation never restarts at 1.
 -- least() keeps an already-expired lease's expiry where it was. Only the first release of a
 -- holding matches (released_at IS NULL), so it alone records the event and wakes waiters: the
@@ -79,22 +84,54 @@ WITH released AS (
     UPDATE leases
        SET expires_at = least(expires_at, now()), released_at = now()
      WHERE name = $1 AND holder = $2 AND generation = $3 AND released_at IS NULL
+       AND principal IS NOT DISTINCT FROM $4
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-              released_at
+              released_at, principal
 ), event AS (
     INSERT INTO lease_events (lease, kind, holder, generation)
     SELECT name, 'released', holder, generation FROM released
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       expires_at > now() AS held,
+       principal, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM released
  CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)) AS wake;
 
+-- name: force_release_lease
+-- $1 name, $2 actor (the admin principal).
+-- Ends whatever holding there is and moves the generation one past it, in one statement; fences
+-- of this lease are raised to the new generation so the old holder's token is refused from now
+-- on. The row stays expired and released: the next acquire takes generation + 1 again.
+WITH forced AS (
+    UPDATE leases
+       SET generation = generation + 1, previous_holder = holder, holder = '(force-released)',
+           principal = NULL, acquired_at = now(), renewed_at = now(),
+           expires_at = least(expires_at, now()), released_at = now(), took_over = false,
+           acquired_xact = pg_current_xact_id()
+     WHERE name = $1
+    RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
+              released_at, principal, previous_holder
+), fenced AS (
+    UPDATE fences AS f
+       SET highest_generation = forced.generation, updated_at = now()
+      FROM forced
+     WHERE f.lease = forced.name AND f.highest_generation < forced.generation
+), event AS (
+    INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
+                              previous_generation, actor)
+    SELECT name, 'force_released', holder, generation, previous_holder, generation - 1, $2
+      FROM forced
+)
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       principal, expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM forced
+ CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', forced.name)) AS wake;
+
 -- name: get_lease
 -- $1 name. A plain read; it decides nothing, it only reports or explains a refusal.
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       expires_at > now() AS held,
+       principal, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM leases
  WHERE name = $1;
@@ -103,7 +140,7 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
 -- $4 limit. Keyset pagination on the "C"-collated primary key: stable under concurrent writes.
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       expires_at > now() AS held,
+       principal, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM leases
  WHERE name > $1 AND name >= $2 AND ($3::text IS NULL OR name < $3)
@@ -111,7 +148,7 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
  LIMIT $4;
 
 -- name: claim_window
--- $1 job, $2 window, $3 lease, $4 holder, $5 generation.
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
 -- The lease check and the window write are one statement and one transaction: FOR SHARE holds
 -- the lease row until commit, and every acquire, renew or release of it needs a conflicting lock,
 -- so the holding cannot change between check and write. clock_timestamp(), not now(): the lock
@@ -121,6 +158,7 @@ WITH holding AS (
     SELECT 1
       FROM leases
      WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
+       AND principal IS NOT DISTINCT FROM $6
        FOR SHARE
 )
 INSERT INTO job_windows AS w (job, window_key, lease, holder, generation, attempts, started_at)
@@ -135,13 +173,14 @@ ON CONFLICT (job, window_key) DO UPDATE SET
 RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at;
 
 -- name: complete_window
--- $1 job, $2 window, $3 lease, $4 holder, $5 generation.
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
 -- Same fence as claim_window: the lease row is share-locked for the statement, so only the
 -- current holding can complete the window it claimed, and only once (completed_at IS NULL).
 WITH holding AS (
     SELECT 1
       FROM leases
      WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
+       AND principal IS NOT DISTINCT FROM $6
        FOR SHARE
 )
 UPDATE job_windows
@@ -151,13 +190,19 @@ UPDATE job_windows
 RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at;
 
 -- name: explain_window
--- $1 job, $2 window, $3 lease, $4 holder, $5 generation.
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
 -- A read taken after a claim or completion wrote nothing, to say why. It decides nothing.
+-- lease_principal is the principal bound to the holding named, if that holding exists.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at,
        EXISTS (SELECT 1 FROM leases
-                WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > now())
-           AS lease_held
+                WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > now()
+                  AND principal IS NOT DISTINCT FROM $6)
+           AS lease_held,
+       EXISTS (SELECT 1 FROM leases
+                WHERE name = $3 AND holder = $4 AND generation = $5
+                  AND principal IS DISTINCT FROM $6)
+           AS lease_foreign
   FROM (SELECT 1) AS one
   LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2;
 

@@ -1,0 +1,55 @@
+"""An app with authentication on: four principals with different roles and namespaces."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from tenure._auth import hash_token
+from tenure_server.api.app import create_app
+from tenure_server.settings import Settings
+
+TOKENS = {
+    "admin": "tnr_admin-token",
+    "billing-client": "tnr_billing-client-token",
+    "billing-reader": "tnr_billing-reader-token",
+    "ops-client": "tnr_ops-client-token",
+}
+ROLES = {
+    "admin": (["admin"], ["*"]),
+    "billing-client": (["client"], ["billing."]),
+    "billing-reader": (["reader"], ["billing."]),
+    "ops-client": (["client"], ["ops."]),
+}
+
+
+def tokens_toml() -> str:
+    entries = []
+    for principal, token in TOKENS.items():
+        roles, namespaces = ROLES[principal]
+        entries.append(
+            f'[[token]]\nprincipal = "{principal}"\nsha256 = "{hash_token(token)}"\n'
+            f"roles = {roles!r}\nnamespaces = {namespaces!r}\n".replace("'", '"')
+        )
+    return "\n".join(entries)
+
+
+def bearer(principal: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKENS[principal]}"}
+
+
+@pytest.fixture
+def auth_settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, tokens=SecretStr(tokens_toml()))
+
+
+@pytest.fixture
+async def secured(auth_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(auth_settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as api:
+            yield api

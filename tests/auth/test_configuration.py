@@ -1,0 +1,115 @@
+"""Authentication configuration: safe defaults, clear refusals, tokens never written anywhere."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from tenure._auth import hash_token
+from tenure_server.api.app import create_app
+from tenure_server.auth import Authenticator, TokensFileError
+from tenure_server.cli import ConfigurationError, load_settings
+from tenure_server.domain.errors import RateLimited
+from tenure_server.domain.ratelimit import RateLimiter
+from tenure_server.settings import Settings
+from tests.api.test_leases import problem
+from tests.auth.conftest import TOKENS, bearer, tokens_toml
+
+
+def test_without_authentication_only_loopback_is_allowed() -> None:
+    """Binding beyond loopback with authentication off needs an explicit setting."""
+    with pytest.raises(ConfigurationError, match="TENURE_ALLOW_UNAUTHENTICATED_REMOTE"):
+        load_settings(host="0.0.0.0")
+    assert load_settings(host="0.0.0.0", allow_unauthenticated_remote=True).host == "0.0.0.0"
+    assert load_settings(host="0.0.0.0", tokens=tokens_toml()).auth_configured
+    for loopback in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
+        assert load_settings(host=loopback).host == loopback
+
+
+def entry(**fields: str) -> str:
+    values = {
+        "principal": '"a"',
+        "sha256": f'"{hash_token("t")}"',
+        "roles": '["client"]',
+        "namespaces": '["*"]',
+    } | fields
+    return "[[token]]\n" + "\n".join(f"{key} = {value}" for key, value in values.items())
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("not toml [", "not TOML"),
+        ("", "one or more"),
+        (entry(sha256='"plain"'), "sha256"),
+        (entry(roles='["root"]'), "roles"),
+        (entry(namespaces="[]"), "namespaces"),
+        (entry(principal='"a b"'), "principal"),
+        (entry(token='"t"'), "unknown"),
+        (entry() + "\n" + entry(), "twice"),
+        (entry() + "\n" + entry(sha256=f'"{hash_token("u")}"', roles='["admin"]'), "different"),
+    ],
+)
+def test_a_malformed_tokens_file_is_refused_at_start(text: str, message: str) -> None:
+    """Every mistake in the tokens file stops start-up with a message naming it."""
+    with pytest.raises(TokensFileError, match=message):
+        Authenticator.from_toml(text)
+
+
+def test_rate_limit_refills_over_time() -> None:
+    """A bucket of 2 at 1/s: two requests pass, the third waits about a second, then passes."""
+    now = [0.0]
+    limiter = RateLimiter(1.0, 2, lambda: now[0])
+    limiter.take("p")
+    limiter.take("p")
+    with pytest.raises(RateLimited) as refused:
+        limiter.take("p")
+    assert 0.9 < refused.value.retry_after_seconds <= 1.0
+    limiter.take("other")
+    now[0] = 1.0
+    limiter.take("p")
+
+
+async def test_a_principal_over_its_rate_gets_429(database_url: str) -> None:
+    """With a rate limit set, bursts beyond it are 429 with Retry-After; other principals pass."""
+    settings = Settings(
+        database_url=database_url,
+        tokens=SecretStr(tokens_toml()),
+        rate_limit_per_second=1,
+        rate_limit_burst=3,
+    )
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
+            statuses = [
+                (
+                    await api.get("/v1/leases/billing.x", headers=bearer("billing-reader"))
+                ).status_code
+                for _ in range(5)
+            ]
+            assert statuses[:3] == [404, 404, 404]
+            limited = await api.get("/v1/leases/billing.x", headers=bearer("billing-reader"))
+            problem(limited, 429, "rate-limited")
+            assert int(limited.headers["retry-after"]) >= 1
+            other = await api.get("/v1/leases/billing.x", headers=bearer("admin"))
+            assert other.status_code == 404
+
+
+async def test_tokens_never_appear_in_logs(
+    secured: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Successful and refused requests log nothing that contains a token."""
+    with caplog.at_level(logging.DEBUG):
+        for principal in TOKENS:
+            await secured.post(
+                "/v1/leases/billing.job/acquire",
+                json={"holder": "h", "ttl_seconds": 30},
+                headers=bearer(principal),
+            )
+        await secured.get("/v1/leases/x", headers={"Authorization": "Bearer tnr_wrong-secret"})
+    for token in [*TOKENS.values(), "tnr_wrong-secret"]:
+        assert token not in caplog.text
