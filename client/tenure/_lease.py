@@ -40,6 +40,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Self, TypedDict
@@ -47,6 +48,7 @@ from typing import TYPE_CHECKING, Self, TypedDict
 from tenure import _protocol as P
 from tenure._errors import LeaseHeld, LeaseLost, TenureError, TransportError
 from tenure._models import Lease
+from tenure._propagation import fencing_token
 from tenure._renewal import LeaseClock, renewal_verdict
 from tenure._retry import NO_RETRY, RetryPolicy
 from tenure._tokens import fencing_headers, format_token
@@ -98,6 +100,7 @@ class _Handle:
         self._notified = False
         self._entered = False
         self._closed = False  # left the block: `lost` no longer changes
+        self._fencing: AbstractContextManager[str] = nullcontext("")
 
     # What the block asks ----------------------------------------------------------------------
 
@@ -160,6 +163,8 @@ class _Handle:
         with self._lock:
             self._lease = lease
             self._clock.acquired(sent_at)
+        # Requests made inside the block through a client with the fencing hook carry the token.
+        self._fencing = fencing_token(self.name, lease.generation)
 
     def _local_refusal(self) -> LeaseHeld:
         return LeaseHeld(
@@ -300,6 +305,7 @@ class LeaseHandle(_Handle):
             self._client._leave_name(self.name)
             raise
         self._start(lease, sent_at)
+        self._fencing.__enter__()
         self._thread = threading.Thread(
             target=self._run, name=f"tenure-renew-{self.name}", daemon=True
         )
@@ -321,6 +327,7 @@ class LeaseHandle(_Handle):
         except TenureError as error:
             _log.warning("releasing lease %r failed (it expires by itself): %s", self.name, error)
         finally:
+            self._fencing.__exit__(None, None, None)
             self._client._leave_name(self.name)
         if exc_type is None and lost:
             raise self._lost_error()
@@ -398,6 +405,7 @@ class AsyncLeaseHandle(_Handle):
             self._client._leave_name(self.name)
             raise
         self._start(lease, sent_at)
+        self._fencing.__enter__()
         self._body = body
         self._task = asyncio.create_task(self._run(), name=f"tenure-renew-{self.name}")
         return self
@@ -420,6 +428,7 @@ class AsyncLeaseHandle(_Handle):
         except TenureError as error:
             _log.warning("releasing lease %r failed (it expires by itself): %s", self.name, error)
         finally:
+            self._fencing.__exit__(None, None, None)
             self._client._leave_name(self.name)
         if self._cancelled_body and self._body is not None:
             others = self._body.uncancel()

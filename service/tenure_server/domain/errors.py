@@ -1,24 +1,24 @@
 """Domain errors. Each names the condition and carries its facts; none knows about HTTP.
 
-    TenureError
-    ├── InvalidInput            a value outside its documented bounds
-    ├── Unauthenticated         no valid token
-    ├── Forbidden               the principal may not do this here
-    │   └── HoldingOfAnotherPrincipal  the right holder and generation, the wrong principal
-    ├── RateLimited             the principal sends faster than its configured rate
-    ├── LeaseHeld               another holder holds the lease
-    ├── LeaseLost               the caller no longer holds the lease it names
-    ├── LeaseNotFound
-    ├── WindowNotFound
-    ├── WindowCompleted         the occurrence already ran to completion
-    ├── WindowNotClaimed        completing a window this holding did not claim
-    ├── WindowLeaseMismatch     the window is bound to another lease
-    ├── StaleGeneration         a fence has seen a higher generation
-    ├── FenceLeaseMismatch      the resource is fenced by another lease
-    ├── UnknownGeneration       a generation the lease never handed out
-    ├── RequestAbandoned        the caller went away while waiting for a lease
-    ├── ShuttingDown            this process is draining: retry on another replica
-    └── StorageUnavailable      the database is unreachable or asked us to retry
+TenureError
+├── InvalidInput            a value outside its documented bounds
+├── Unauthenticated         no valid token
+├── Forbidden               the principal may not do this here
+│   └── HoldingOfAnotherPrincipal  the right holder and generation, the wrong principal
+├── RateLimited             the principal sends faster than its configured rate
+├── LeaseHeld               another holder holds the lease
+├── LeaseLost               the caller no longer holds the lease it names
+├── LeaseNotFound
+├── WindowNotFound
+├── WindowCompleted         the occurrence already ran to completion
+├── WindowNotClaimed        completing a window this holding did not claim
+├── WindowLeaseMismatch     the window is bound to another lease
+├── StaleGeneration         a fence has seen a higher generation
+├── FenceLeaseMismatch      the resource is fenced by another lease
+├── UnknownGeneration       a generation the lease never handed out
+├── RequestAbandoned        the caller went away while waiting for a lease
+├── ShuttingDown            this process is draining: retry on another replica
+└── StorageUnavailable      the database is unreachable or asked us to retry
 """
 
 from __future__ import annotations
