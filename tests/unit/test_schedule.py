@@ -38,10 +38,14 @@ def occurrences_on(cron: str, tz: str, day: date) -> list[str]:
     midnight = datetime.combine(day, time(), ZoneInfo(tz))
     found: list[str] = []
     occurrence = scheduled_occurrence(cron, tz, midnight - timedelta(hours=3))
-    while (occurrence := next_occurrence(cron, tz, occurrence)).date() <= day:
+    # Bounded, so that a next_occurrence which stops advancing fails the test instead of hanging.
+    for _ in range(60):
+        occurrence = next_occurrence(cron, tz, occurrence)
+        if occurrence.date() > day:
+            return found
         if occurrence.date() == day:
             found.append(occurrence.isoformat())
-    return found
+    raise AssertionError(f"{cron!r} in {tz} does not get past {day}")
 
 
 # --- a run and a late run share a window ------------------------------------------------------
