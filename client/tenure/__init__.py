@@ -16,6 +16,7 @@ from tenure._config import DEFAULT_MAX_WAIT_PER_REQUEST, DEFAULT_TIMEOUT, DEFAUL
 from tenure._errors import (
     FenceLeaseMismatch,
     InvalidRequest,
+    JobNotFound,
     LeaseHeld,
     LeaseLost,
     LeaseNotFound,
@@ -59,7 +60,20 @@ from tenure._fencing import (
 )
 from tenure._lease import AsyncLeaseHandle, LeaseHandle, LostCallback
 from tenure._middleware import FencingMiddleware
-from tenure._models import Fence, Lease, Page, Window
+from tenure._models import (
+    DEFAULT_DEADLINE,
+    Alert,
+    Fence,
+    Job,
+    JobSpec,
+    JobStatus,
+    Lease,
+    LeaseStatus,
+    NotableEvent,
+    Overview,
+    Page,
+    Window,
+)
 from tenure._propagation import (
     async_fencing_hook,
     current_fencing_token,
@@ -82,6 +96,7 @@ from tenure._tokens import FENCING_HEADER, fencing_headers, format_token, parse_
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_DEADLINE",
     "DEFAULT_EARLY_TOLERANCE",
     "DEFAULT_MAX_WAIT_PER_REQUEST",
     "DEFAULT_RETRY",
@@ -90,6 +105,7 @@ __all__ = [
     "DEFAULT_URL",
     "FENCING_HEADER",
     "NO_RETRY",
+    "Alert",
     "AsyncLeaseHandle",
     "AsyncTenure",
     "Fence",
@@ -103,14 +119,21 @@ __all__ = [
     "FencingTokenMalformed",
     "FencingTokenMissing",
     "InvalidRequest",
+    "Job",
+    "JobNotFound",
+    "JobSpec",
+    "JobStatus",
     "KeyFormat",
     "Lease",
     "LeaseHandle",
     "LeaseHeld",
     "LeaseLost",
     "LeaseNotFound",
+    "LeaseStatus",
     "LostCallback",
     "MemoryFenceStore",
+    "NotableEvent",
+    "Overview",
     "Page",
     "RemoteFenceStore",
     "Resolved",

@@ -4,7 +4,8 @@
 `tenure[server]`.
 
     tenure run JOB --ttl 90 [--cron EXPR --tz ZONE [--key previous_day] | --window KEY]
-               [--wait S] [--grace S] [--url URL] -- COMMAND ARGS…
+               [--wait S] [--grace S] [--url URL] [--register] -- COMMAND ARGS…
+    tenure status [--url URL]      jobs, leases, open alerts and recent events, as tables
 
 Exit status of `tenure run`: the command's own (128 + N when killed by signal N), or
 111 skipped: lease held, 112 skipped: window completed, 113 lease lost, 114 service
@@ -25,7 +26,10 @@ from typing import Any
 from tenure._auth import hash_token, new_token
 from tenure._client import Tenure
 from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
+from tenure._errors import ServiceUnavailable, TenureError, TransportError
 from tenure._executor import resolve_window
+from tenure._models import DEFAULT_DEADLINE, JobSpec
+from tenure._status import render_overview
 from tenure._supervisor import (
     DEFAULT_GRACE,
     EXIT_COMPLETED,
@@ -82,7 +86,8 @@ def _add_run(commands: Any) -> None:
         "run",
         usage="tenure run JOB [--ttl S] (--cron EXPR --tz ZONE [--key K] | --window KEY)\n"
         "                  [--lease NAME] [--wait S] [--grace S] [--renew-every S] [--url URL]\n"
-        "                  [--skip-ok] -- COMMAND [ARGS...]",
+        "                  [--skip-ok] [--register [--deadline S] [--max-runtime S]]\n"
+        "                  -- COMMAND [ARGS...]",
         help="run a command once per occurrence, under a lease",
         description="Run COMMAND once for this occurrence of JOB, under JOB's lease.",
         epilog=RUN_EPILOG,
@@ -108,6 +113,18 @@ def _add_run(commands: Any) -> None:
     run.add_argument("--renew-every", type=_seconds, help="renewal period (default: TTL / 3)")
     run.add_argument("--url", help=f"service URL (default: ${ENV_URL} or {DEFAULT_URL})")
     run.add_argument("--skip-ok", action="store_true", help="exit 0 when the run is skipped")
+    run.add_argument(
+        "--register",
+        action="store_true",
+        help="register JOB with its --cron schedule, so the service alerts on missed windows",
+    )
+    run.add_argument(
+        "--deadline",
+        type=_seconds,
+        default=DEFAULT_DEADLINE,
+        help="with --register: seconds after the occurrence by which the window must complete",
+    )
+    run.add_argument("--max-runtime", type=_seconds, help="with --register: longest normal run")
     # COMMAND is everything after "--"; main() splits it off before parsing.
     run.set_defaults(parser=run)
 
@@ -137,6 +154,8 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--namespace", action="append", required=True, help="name prefix, or '*'")
     token_actions.add_parser("hash", help="hash a token read from standard input")
     _add_run(commands)
+    status = commands.add_parser("status", help="jobs, leases, alerts and recent events")
+    status.add_argument("--url", help=f"service URL (default: ${ENV_URL} or {DEFAULT_URL})")
     return parser
 
 
@@ -170,7 +189,40 @@ def _run_options(
         grace=arguments.grace,
         renew_every=arguments.renew_every,
         skip_ok=arguments.skip_ok,
+        register=_registration(parser, arguments),
     )
+
+
+def _registration(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> JobSpec | None:
+    if not arguments.register:
+        return None
+    if arguments.cron is None:
+        parser.error("--register needs --cron and --tz: the service watches the schedule")
+    if arguments.deadline <= 0:
+        parser.error("--deadline must be more than 0")
+    return JobSpec(
+        schedule=arguments.cron,
+        timezone=arguments.tz,
+        key=arguments.key,
+        deadline_seconds=arguments.deadline,
+        max_runtime_seconds=arguments.max_runtime,
+        lease=arguments.lease,
+    )
+
+
+def _status(arguments: argparse.Namespace) -> int:
+    """Print the overview; 114 when the service cannot be reached, 2 when it refuses."""
+    try:
+        with Tenure.from_env(arguments.url) as client:
+            overview = client.overview()
+    except (TransportError, ServiceUnavailable) as error:
+        print(f"tenure status: service unreachable: {error}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except (TenureError, ValueError) as error:
+        print(f"tenure status: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(render_overview(overview))
+    return 0
 
 
 def _run(parser: argparse.ArgumentParser, arguments: argparse.Namespace, command: list[str]) -> int:
@@ -220,3 +272,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         _server_commands().bump_generations_command(arguments.by)
     elif arguments.command_name == "run":
         sys.exit(_run(arguments.parser, arguments, command))
+    elif arguments.command_name == "status":
+        sys.exit(_status(arguments))

@@ -36,7 +36,7 @@ from tenure._config import (
 )
 from tenure._errors import LeaseHeld, TenureError, TransportError
 from tenure._lease import AsyncLeaseHandle, LeaseHandle, LostCallback
-from tenure._models import Fence, Lease, Page, Window
+from tenure._models import Fence, Job, JobSpec, Lease, Overview, Page, Window
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
 
 __all__ = ["AsyncTenure", "Tenure"]
@@ -78,6 +78,8 @@ class _Config:
         # of one holder apart, so the client refuses the second one itself.
         self._active: set[str] = set()
         self._active_lock = threading.Lock()
+        # Job definitions this client registered (register_job PUTs each once).
+        self._registered: dict[str, JobSpec] = {}
 
     def _enter_name(self, name: str) -> bool:
         """Reserve `name` for one handle of this client; False when another handle has it."""
@@ -90,6 +92,14 @@ class _Config:
     def _leave_name(self, name: str) -> None:
         with self._active_lock:
             self._active.discard(name)
+
+    def _needs_registration(self, job: str, spec: JobSpec) -> bool:
+        with self._active_lock:
+            return self._registered.get(job) != spec
+
+    def _registered_job(self, job: str, spec: JobSpec) -> None:
+        with self._active_lock:
+            self._registered[job] = spec
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.base_url!r}, holder={self.holder!r})"
@@ -288,6 +298,35 @@ class Tenure(_Config):
         name, number = P.holding_of(lease, generation)
         return self._call(P.verify_fence(resource, name, number))
 
+    # Jobs and the overview --------------------------------------------------------------------
+
+    def put_job(self, job: str, spec: JobSpec) -> Job:
+        """Register `job`, or update its definition (an identical PUT changes nothing). The
+        service then reports its status and alerts when a window misses its deadline."""
+        return self._call(P.put_job(job, spec))
+
+    def register_job(self, job: str, spec: JobSpec) -> None:
+        """`put_job`, once per client and definition: what `run_once(register=...)` calls."""
+        if self._needs_registration(job, spec):
+            self.put_job(job, spec)
+            self._registered_job(job, spec)
+
+    def get_job(self, job: str) -> Job:
+        return self._call(P.get_job(job))
+
+    def delete_job(self, job: str) -> None:
+        """Stop monitoring `job`; `JobNotFound` if it is not registered."""
+        self._call(P.delete_job(job))
+
+    def list_jobs(
+        self, *, prefix: str = "", limit: int | None = None, cursor: str | None = None
+    ) -> Page[Job]:
+        return self._call(P.list_jobs(prefix, limit, cursor))
+
+    def overview(self) -> Overview:
+        """Jobs with their status, leases with their age, open alerts and notable events."""
+        return self._call(P.get_overview())
+
 
 class AsyncTenure(_Config):
     """The asyncio client: the same operations as `Tenure`, awaited."""
@@ -464,3 +503,29 @@ class AsyncTenure(_Config):
     ) -> Fence:
         name, number = P.holding_of(lease, generation)
         return await self._call(P.verify_fence(resource, name, number))
+
+    # Jobs and the overview --------------------------------------------------------------------
+
+    async def put_job(self, job: str, spec: JobSpec) -> Job:
+        """As `Tenure.put_job`."""
+        return await self._call(P.put_job(job, spec))
+
+    async def register_job(self, job: str, spec: JobSpec) -> None:
+        """As `Tenure.register_job`."""
+        if self._needs_registration(job, spec):
+            await self.put_job(job, spec)
+            self._registered_job(job, spec)
+
+    async def get_job(self, job: str) -> Job:
+        return await self._call(P.get_job(job))
+
+    async def delete_job(self, job: str) -> None:
+        await self._call(P.delete_job(job))
+
+    async def list_jobs(
+        self, *, prefix: str = "", limit: int | None = None, cursor: str | None = None
+    ) -> Page[Job]:
+        return await self._call(P.list_jobs(prefix, limit, cursor))
+
+    async def overview(self) -> Overview:
+        return await self._call(P.get_overview())

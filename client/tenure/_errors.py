@@ -9,6 +9,7 @@ TenureError                  anything the service refused, or could not be asked
 ├── LeaseLost                409 `lease-lost`: this holding is gone (expired, released, taken)
 ├── LeaseNotFound            404 `lease-not-found`
 ├── WindowNotFound           404 `window-not-found`
+├── JobNotFound              404 `job-not-found`: no job is registered under the name
 ├── WindowCompleted          409 `window-completed`: .completed_at; a late run should skip
 ├── WindowNotClaimed         409 `window-not-claimed`
 ├── WindowLeaseMismatch      409 `window-lease-mismatch`: .lease the window is bound to
@@ -32,6 +33,7 @@ from typing import Any
 __all__ = [
     "FenceLeaseMismatch",
     "InvalidRequest",
+    "JobNotFound",
     "LeaseHeld",
     "LeaseLost",
     "LeaseNotFound",
@@ -164,6 +166,10 @@ class LeaseNotFound(TenureError):
 
 class WindowNotFound(TenureError):
     """The job has no such window."""
+
+
+class JobNotFound(TenureError):
+    """404 `job-not-found`: no job is registered under that name."""
 
 
 class WindowCompleted(TenureError):

@@ -20,6 +20,7 @@ its own window instead of making a new one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import logging
@@ -41,6 +42,7 @@ from typing import (
 from tenure._client import AsyncTenure, Tenure
 from tenure._config import DEFAULT_TTL
 from tenure._errors import LeaseHeld, WindowCompleted
+from tenure._models import JobSpec
 from tenure._tokens import fencing_headers, format_token
 
 if TYPE_CHECKING:
@@ -149,12 +151,17 @@ def run_once(
     lease: str | None = None,
     wait: float = 0.0,
     renew_every: float | None = None,
+    register: JobSpec | None = None,
 ) -> RunResult[T]:
     """Run `fn(ctx)` for this window of `job` unless it is running elsewhere or already done.
 
     `lease` defaults to the job's name; `wait` is how long to wait for a held lease before
-    skipping. See the module docstring for what each outcome means.
+    skipping. With `register`, the job is registered (once per client) so that the service
+    watches its windows and alerts when one is not completed by its deadline. See the module
+    docstring for what each outcome means.
     """
+    if register is not None:
+        client.register_job(job, _with_lease(register, lease))
     with contextlib.ExitStack() as stack:
         try:
             handle = stack.enter_context(
@@ -184,8 +191,11 @@ async def arun_once(
     lease: str | None = None,
     wait: float = 0.0,
     renew_every: float | None = None,
+    register: JobSpec | None = None,
 ) -> RunResult[T]:
     """As `run_once`, for a coroutine function; `fn` is cancelled if the lease is lost."""
+    if register is not None:
+        await client.register_job(job, _with_lease(register, lease))
     async with contextlib.AsyncExitStack() as stack:
         try:
             handle = await stack.enter_async_context(
@@ -205,6 +215,13 @@ async def arun_once(
     return RunResult(job, window, True, None, claimed.attempt, handle.generation, value)
 
 
+def _with_lease(spec: JobSpec, lease: str | None) -> JobSpec:
+    """The run's lease is the job's, unless the spec names one."""
+    if spec.lease is not None or lease is None:
+        return spec
+    return dataclasses.replace(spec, lease=lease)
+
+
 def resolve_window(
     cron: str,
     tz: str,
@@ -216,7 +233,8 @@ def resolve_window(
     """The window key of the occurrence a scheduler firing at `now` meant to run."""
     from tenure import _schedule  # lazy: cronsim is needed only with schedules
 
-    moment = datetime.now(UTC) if now is None else now
+    moment = datetime.now(UTC) if now is None else now.astimezone(UTC)
+    # In UTC: adding to a local wall clock would be off by an hour across a DST change.
     return _schedule.resolve(cron, tz, moment + timedelta(seconds=early_tolerance), key).window
 
 
@@ -233,6 +251,7 @@ def once_per(
     wait: float = ...,
     early_tolerance: float = ...,
     clock: Callable[[], datetime] = ...,
+    register: bool | JobSpec = ...,
 ) -> Callable[[Callable[Concatenate[RunContext, Params], T]], Callable[Params, RunResult[T]]]: ...
 
 
@@ -249,6 +268,7 @@ def once_per(
     wait: float = ...,
     early_tolerance: float = ...,
     clock: Callable[[], datetime] = ...,
+    register: bool | JobSpec = ...,
 ) -> Callable[
     [Callable[Concatenate[RunContext, Params], Awaitable[T]]],
     Callable[Params, Awaitable[RunResult[T]]],
@@ -267,6 +287,7 @@ def once_per(
     wait: float = 0.0,
     early_tolerance: float = DEFAULT_EARLY_TOLERANCE,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    register: bool | JobSpec = False,
 ) -> Any:
     """Decorate a job function so each call runs it once for the schedule's current occurrence.
 
@@ -280,12 +301,16 @@ def once_per(
     IANA zone): the most recent occurrence at or before now (`early_tolerance` seconds ahead,
     for a scheduler that fires a hair early). With an `AsyncTenure` client the function must be
     a coroutine function and the decorated one is awaited. Extra call arguments reach `fn` after
-    `ctx`.
+    `ctx`. `register=True` registers the job on first use with this schedule (deadline: one
+    hour); pass a `JobSpec` to choose its deadline and max runtime.
     """
     from tenure import _schedule  # lazy: cronsim is needed only with schedules
 
     _schedule.check_cron(cron)
     _schedule.check_timezone(tz)
+    spec = register if isinstance(register, JobSpec) else None
+    if register is True:
+        spec = JobSpec(schedule=cron, timezone=tz, key=key, lease=lease)
 
     def window() -> str:
         return resolve_window(cron, tz, key, now=clock(), early_tolerance=early_tolerance)
@@ -302,7 +327,9 @@ def once_per(
                 async def call(ctx: RunContext) -> object:
                     return await fn(ctx, *args, **kwargs)
 
-                return await arun_once(client, job, window(), call, ttl=ttl, lease=lease, wait=wait)
+                return await arun_once(
+                    client, job, window(), call, ttl=ttl, lease=lease, wait=wait, register=spec
+                )
 
             return run_async
 
@@ -311,7 +338,9 @@ def once_per(
             def call(ctx: RunContext) -> object:
                 return fn(ctx, *args, **kwargs)
 
-            return run_once(client, job, window(), call, ttl=ttl, lease=lease, wait=wait)
+            return run_once(
+                client, job, window(), call, ttl=ttl, lease=lease, wait=wait, register=spec
+            )
 
         return run
 

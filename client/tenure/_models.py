@@ -9,11 +9,27 @@ people and logs; decide with `held` and `expires_in_seconds`, never by comparing
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-__all__ = ["Fence", "Lease", "Page", "Window"]
+if TYPE_CHECKING:
+    from tenure._schedule import KeyFormat
+
+__all__ = [
+    "DEFAULT_DEADLINE",
+    "Alert",
+    "Fence",
+    "Job",
+    "JobSpec",
+    "JobStatus",
+    "Lease",
+    "LeaseStatus",
+    "NotableEvent",
+    "Overview",
+    "Page",
+    "Window",
+]
 
 T = TypeVar("T")
 
@@ -151,3 +167,215 @@ def _mapping(value: object) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ValueError(f"expected an object, got {value!r}")
     return value
+
+
+# Jobs and the overview (monitoring by absence). --------------------------------------------
+
+DEFAULT_DEADLINE = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """How a job is registered (`PUT /v1/jobs/{job}`): its schedule, how window keys are derived
+    (as `resolve_window`), and how long after each occurrence its window must be completed.
+    `lease` defaults to the job's name on the service, like `run_once`'s."""
+
+    schedule: str
+    timezone: str
+    key: KeyFormat = "occurrence"
+    deadline_seconds: float = DEFAULT_DEADLINE
+    max_runtime_seconds: float | None = None
+    lease: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "schedule": self.schedule,
+            "timezone": self.timezone,
+            "key": self.key,
+            "deadline_seconds": self.deadline_seconds,
+            "labels": dict(self.labels),
+        }
+        if self.max_runtime_seconds is not None:
+            body["max_runtime_seconds"] = self.max_runtime_seconds
+        if self.lease is not None:
+            body["lease"] = self.lease
+        return body
+
+
+def _optional_number(data: Mapping[str, Any], key: str) -> float | None:
+    return None if data.get(key) is None else _number(data, key)
+
+
+def _optional_str(data: Mapping[str, Any], key: str) -> str | None:
+    return None if data.get(key) is None else _field(data, key, str)
+
+
+def _optional_int(data: Mapping[str, Any], key: str) -> int | None:
+    return None if data.get(key) is None else _field(data, key, int)
+
+
+@dataclass(frozen=True, slots=True)
+class JobStatus:
+    """A job's status by the service's clock: new, ok, running, late, missed or overrunning."""
+
+    status: str
+    window: str
+    occurrence: datetime
+    deadline: datetime
+    next_occurrence: datetime
+    interval_seconds: float
+    last_completed_window: str | None
+    last_completed_at: datetime | None
+    last_duration_seconds: float | None
+    running_window: str | None
+    running_for_seconds: float | None
+    duration_over_half_interval: bool
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JobStatus:
+        return cls(
+            status=_field(data, "status", str),
+            window=_field(data, "window", str),
+            occurrence=_moment(data, "occurrence"),
+            deadline=_moment(data, "deadline"),
+            next_occurrence=_moment(data, "next_occurrence"),
+            interval_seconds=_number(data, "interval_seconds"),
+            last_completed_window=_optional_str(data, "last_completed_window"),
+            last_completed_at=_optional_moment(data, "last_completed_at"),
+            last_duration_seconds=_optional_number(data, "last_duration_seconds"),
+            running_window=_optional_str(data, "running_window"),
+            running_for_seconds=_optional_number(data, "running_for_seconds"),
+            duration_over_half_interval=_field(data, "duration_over_half_interval", bool),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A registered job and its status."""
+
+    name: str
+    spec: JobSpec
+    created_at: datetime
+    updated_at: datetime
+    active_since: datetime
+    status: JobStatus
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Job:
+        key = _field(data, "key", str)
+        if key not in ("occurrence", "date", "previous_day"):
+            raise ValueError(f"field 'key' is not a key format: {key!r}")
+        labels = _field(data, "labels", dict)
+        spec = JobSpec(
+            schedule=_field(data, "schedule", str),
+            timezone=_field(data, "timezone", str),
+            key=key,  # type: ignore[arg-type]  # checked just above
+            deadline_seconds=_number(data, "deadline_seconds"),
+            max_runtime_seconds=_optional_number(data, "max_runtime_seconds"),
+            lease=_field(data, "lease", str),
+            labels={str(k): str(v) for k, v in labels.items()},
+        )
+        return cls(
+            name=_field(data, "name", str),
+            spec=spec,
+            created_at=_moment(data, "created_at"),
+            updated_at=_moment(data, "updated_at"),
+            active_since=_moment(data, "active_since"),
+            status=JobStatus.from_json(_mapping(data.get("status"))),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseStatus:
+    """A lease in the overview: who holds it, for how long, and whether it is stuck."""
+
+    name: str
+    holder: str
+    generation: int
+    held: bool
+    held_for_seconds: float
+    expires_in_seconds: float
+    stuck: bool
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LeaseStatus:
+        return cls(
+            name=_field(data, "name", str),
+            holder=_field(data, "holder", str),
+            generation=_field(data, "generation", int),
+            held=_field(data, "held", bool),
+            held_for_seconds=_number(data, "held_for_seconds"),
+            expires_in_seconds=_number(data, "expires_in_seconds"),
+            stuck=_field(data, "stuck", bool),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """An open alert: `missed` / `overrunning` (a job's window) or `stuck` (a lease)."""
+
+    kind: str
+    subject: str
+    window: str
+    summary: str
+    opened_at: datetime
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Alert:
+        return cls(
+            kind=_field(data, "kind", str),
+            subject=_field(data, "subject", str),
+            window=_field(data, "window", str),
+            summary=_field(data, "summary", str),
+            opened_at=_moment(data, "opened_at"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NotableEvent:
+    """A notable event: a takeover, a lost lease, a fence rejection, an alert."""
+
+    at: datetime
+    scope: str
+    subject: str
+    kind: str
+    holder: str | None
+    generation: int | None
+    detail: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> NotableEvent:
+        return cls(
+            at=_moment(data, "at"),
+            scope=_field(data, "scope", str),
+            subject=_field(data, "subject", str),
+            kind=_field(data, "kind", str),
+            holder=_optional_str(data, "holder"),
+            generation=_optional_int(data, "generation"),
+            detail=_optional_str(data, "detail"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    """What `tenure status` and the service's /ui show."""
+
+    now: datetime
+    jobs: tuple[Job, ...]
+    leases: tuple[LeaseStatus, ...]
+    alerts: tuple[Alert, ...]
+    events: tuple[NotableEvent, ...]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Overview:
+        def each(key: str) -> list[Mapping[str, Any]]:
+            return [_mapping(item) for item in _field(data, key, list)]
+
+        return cls(
+            now=_moment(data, "now"),
+            jobs=tuple(Job.from_json(item) for item in each("jobs")),
+            leases=tuple(LeaseStatus.from_json(item) for item in each("leases")),
+            alerts=tuple(Alert.from_json(item) for item in each("alerts")),
+            events=tuple(NotableEvent.from_json(item) for item in each("events")),
+        )

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from tenure._errors import (
     FenceLeaseMismatch,
     InvalidRequest,
+    JobNotFound,
     LeaseHeld,
     LeaseLost,
     LeaseNotFound,
@@ -33,7 +34,7 @@ from tenure._errors import (
     WindowNotClaimed,
     WindowNotFound,
 )
-from tenure._models import Fence, Lease, Page, Window
+from tenure._models import Fence, Job, JobSpec, Lease, Overview, Page, Window
 
 __all__ = [
     "PROBLEM_PREFIX",
@@ -44,12 +45,17 @@ __all__ = [
     "claim_window",
     "complete_window",
     "decode_response",
+    "delete_job",
     "error_from_response",
+    "get_job",
     "get_lease",
+    "get_overview",
     "get_window",
     "holding_of",
+    "list_jobs",
     "list_leases",
     "list_windows",
+    "put_job",
     "release",
     "renew",
     "retry_after",
@@ -76,7 +82,7 @@ class Holding(Protocol):
 class Request(Generic[T]):
     """One HTTP request of the API, and how to read its successful answer."""
 
-    method: Literal["GET", "POST"]
+    method: Literal["GET", "POST", "PUT", "DELETE"]
     path: str
     decode: Callable[[Body], T]
     json: Body | None = None
@@ -193,6 +199,37 @@ def verify_fence(resource: str, lease: str, generation: int) -> Request[Fence]:
     return Request("POST", path, Fence.from_json, body)
 
 
+def _job_path(job: str) -> str:
+    return f"/v1/jobs/{_segment(job, 'job name')}"
+
+
+def put_job(job: str, spec: JobSpec) -> Request[Job]:
+    return Request("PUT", _job_path(job), Job.from_json, spec.to_json())
+
+
+def get_job(job: str) -> Request[Job]:
+    return Request("GET", _job_path(job), Job.from_json)
+
+
+def delete_job(job: str) -> Request[None]:
+    return Request("DELETE", _job_path(job), lambda _: None)
+
+
+def _job_page(data: Body) -> Page[Job]:
+    return Page.from_json(data, Job.from_json)
+
+
+def list_jobs(prefix: str, limit: int | None, cursor: str | None) -> Request[Page[Job]]:
+    params = _page_params(limit, cursor)
+    if prefix:
+        params["prefix"] = prefix
+    return Request("GET", "/v1/jobs", _job_page, params=params)
+
+
+def get_overview() -> Request[Overview]:
+    return Request("GET", "/v1/overview", Overview.from_json)
+
+
 # Answers ------------------------------------------------------------------------------------
 
 
@@ -202,6 +239,8 @@ def decode_response(
     """The decoded body of a 2xx answer; otherwise raise the error the answer describes."""
     if not 200 <= status < 300:
         raise error_from_response(status, headers, content)
+    if status == 204:  # No Content (DELETE): nothing to decode
+        return request.decode({})
     body = _json_object(content)
     if body is None:
         raise UnexpectedResponse(f"HTTP {status}: the body is not a JSON object", status=status)
@@ -348,6 +387,7 @@ _PROBLEMS: Mapping[str, Decoder] = {
     ),
     "lease-not-found": _simple(LeaseNotFound),
     "window-not-found": _simple(WindowNotFound),
+    "job-not-found": _simple(JobNotFound),
     "window-completed": lambda d, s, p, _: WindowCompleted(
         d, completed_at=_moment(p, "completed_at"), status=s, problem=p
     ),

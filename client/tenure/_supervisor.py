@@ -48,6 +48,7 @@ from tenure._errors import (
     WindowCompleted,
 )
 from tenure._lease import LeaseHandle
+from tenure._models import JobSpec
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -86,6 +87,8 @@ class RunOptions:
     grace: float = DEFAULT_GRACE
     renew_every: float | None = None
     skip_ok: bool = False
+    # Registered (once) before the run, so the service alerts when a window is missed.
+    register: JobSpec | None = None
 
 
 class _Interrupted(Exception):
@@ -184,6 +187,11 @@ def run_command(client: Tenure, options: RunOptions) -> int:
 
 def _run(client: Tenure, options: RunOptions, signals: _Signals) -> int:
     name = options.job if options.lease is None else options.lease
+    if options.register is not None:
+        try:
+            client.register_job(options.job, options.register)
+        except TenureError as error:
+            return _service_error(error)
     handle = client.lease(name, options.ttl, wait=options.wait, renew_every=options.renew_every)
     try:
         handle.__enter__()

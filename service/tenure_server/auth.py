@@ -73,7 +73,10 @@ class Authenticator:
         if not self.enabled:
             return ANONYMOUS
         token = _token_of(authorization)
-        digest = hash_token(token).encode()
+        try:
+            digest = hash_token(token).encode()
+        except ValueError:  # surrounding spaces (a Basic password " x"): never a token
+            raise Unauthenticated("the token is not valid") from None
         found: Principal | None = None
         # Compare against every entry, so the time taken does not depend on which one matches.
         for entry in self._entries:
@@ -118,7 +121,7 @@ def _entry(index: int, item: object) -> _Entry:
         raise TokensFileError(f"{where}: principal must match {_PRINCIPAL.pattern}")
     if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise TokensFileError(f"{where}: sha256 must be 'sha256:' and 64 hex digits")
-    if not isinstance(roles, list) or not roles or not set(roles) <= set(ROLES):
+    if not isinstance(roles, list) or not roles or not all(role in ROLES for role in roles):
         raise TokensFileError(f"{where}: roles must be a non-empty list of {list(ROLES)}")
     if (
         not isinstance(namespaces, list)

@@ -4,19 +4,24 @@ the client package and hands these over when the server extra is installed)."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
+import shutil
 import signal
+import tempfile
 from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
 from pydantic import ValidationError
 
+from tenure_server import logs
 from tenure_server.api.app import create_app, database_url
 from tenure_server.db.admin import bump_generations
 from tenure_server.db.migrate import migrate
 from tenure_server.settings import Settings
+from tenure_server.telemetry import MULTIPROCESS_ENV
 
 _log = logging.getLogger("tenure.server")
 
@@ -37,10 +42,7 @@ def load_settings(**overrides: Any) -> Settings:
 
 
 def _configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    logs.configure(settings.log_level, settings.log_format)
 
 
 def app_from_environment() -> FastAPI:
@@ -73,8 +75,12 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level,
+            # Our handler formats uvicorn's lines too; request lines come from RequestTelemetry.
+            log_config=None,
+            access_log=False,
         )
     else:
+        _share_metrics_between_workers()
         uvicorn.run(
             "tenure_server.cli:app_from_environment",
             factory=True,
@@ -82,7 +88,21 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
             port=settings.port,
             workers=settings.workers,
             log_level=settings.log_level,
+            # Our handler formats uvicorn's lines too; request lines come from RequestTelemetry.
+            log_config=None,
+            access_log=False,
         )
+
+
+def _share_metrics_between_workers() -> None:
+    """Workers count in files of one folder that /metrics sums (prometheus-client multiprocess
+    mode), so a scrape sees the whole process tree whichever worker answers. Set before the
+    workers start: they read it when they import prometheus-client."""
+    if os.environ.get(MULTIPROCESS_ENV):
+        return
+    folder = tempfile.mkdtemp(prefix="tenure-metrics-")
+    os.environ[MULTIPROCESS_ENV] = folder
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
 
 
 def migrate_command() -> None:

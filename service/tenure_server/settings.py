@@ -67,6 +67,53 @@ class Settings(BaseSettings):
         default=0, ge=0, description="Requests per second per principal; 0 turns it off."
     )
     rate_limit_burst: int = Field(default=50, ge=1)
+    # Monitoring, alerts, metrics and logs (issue 6).
+    log_format: Literal["json", "text"] = Field(
+        default="json", description="json: one JSON object per line; text: for a terminal."
+    )
+    monitor_enabled: bool = Field(
+        default=True, description="Run the monitor loop (one replica at a time does the work)."
+    )
+    monitor_interval_seconds: float = Field(
+        default=15.0, gt=0, le=3600, description="Seconds between two passes of the monitor."
+    )
+    monitor_lease_ttl_seconds: float = Field(
+        default=60.0, gt=0, le=3600, description="TTL of the monitor's own lease, tenure.monitor."
+    )
+    lease_stuck_after_seconds: float = Field(
+        default=21600.0,
+        gt=0,
+        description="A generation held longer is stuck (a job's max_runtime_seconds wins).",
+    )
+    event_retention_seconds: float = Field(
+        default=30 * 86400.0, ge=3600, description="History older than this is deleted."
+    )
+    retention_batch_size: int = Field(default=1000, ge=1, le=100000)
+    alert_webhook_urls: list[SecretStr] = Field(
+        default_factory=list, description='Generic JSON webhooks, as a JSON list: ["https://…"].'
+    )
+    alert_slack_webhook_urls: list[SecretStr] = Field(
+        default_factory=list, description="Slack-compatible incoming webhooks, as a JSON list."
+    )
+    webhook_timeout_seconds: float = Field(default=5.0, gt=0, le=60)
+    webhook_max_attempts: int = Field(default=10, ge=1, le=100)
+    webhook_retry_base_seconds: float = Field(default=2.0, gt=0)
+    webhook_retry_max_seconds: float = Field(default=600.0, gt=0)
+    metrics_cache_seconds: float = Field(
+        default=5.0, ge=0, description="How long /metrics reuses gauges read from the database."
+    )
+
+    @model_validator(mode="after")
+    def _check_monitoring(self) -> Self:
+        if self.monitor_lease_ttl_seconds < 2 * self.monitor_interval_seconds:
+            raise ValueError(
+                "TENURE_MONITOR_LEASE_TTL_SECONDS must be at least twice "
+                "TENURE_MONITOR_INTERVAL_SECONDS (the lease is renewed once per pass)"
+            )
+        for url in (*self.alert_webhook_urls, *self.alert_slack_webhook_urls):
+            if not url.get_secret_value().startswith(("http://", "https://")):
+                raise ValueError("webhook URLs must start with http:// or https://")
+        return self
 
     @model_validator(mode="after")
     def _check_bounds(self) -> Self:

@@ -15,7 +15,7 @@ from types import FrameType
 
 from fastapi import FastAPI
 
-from tenure_server.api import fences, health, leases, problems, windows
+from tenure_server.api import fences, health, leases, observability, problems, windows
 from tenure_server.api.body_limit import BodySizeLimit
 from tenure_server.auth import Authenticator
 from tenure_server.db.migrate import migrate
@@ -104,11 +104,12 @@ def create_app(settings: Settings) -> FastAPI:
             await _check_durability(repository, settings)
             await notifications.start()
             app.state.repository = repository
-            operations = Operations(repository, notifications)
+            operations = Operations(repository, notifications, app.state.telemetry.sink)
             app.state.operations = operations
             app.state.limits = settings.limits
-            with _drain_on_signals(operations):
-                yield
+            async with observability.monitoring(app, settings, repository, operations):
+                with _drain_on_signals(operations):
+                    yield
         finally:
             await notifications.stop()
             await pool.close()
@@ -120,6 +121,7 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     problems.install(app)
+    observability.install(app, settings)
     app.state.authenticator = Authenticator.from_toml(settings.tokens_text())
     app.state.rate_limiter = (
         RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst, time.monotonic)

@@ -24,7 +24,10 @@ async def healthz() -> Health:
     return Health(status="ok")
 
 
-@router.get("/readyz", responses={503: {"model": Problem}})
+@router.get(
+    "/readyz",
+    responses={503: {"model": Problem, "content": {"application/problem+json": {}}}},
+)
 async def readyz(repository: RepositoryDep) -> Health:
     """Ready when the database answers and every migration this version needs is applied."""
     try:

@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from tenure_server.domain import errors as e
 
@@ -88,6 +89,7 @@ PROBLEMS: Mapping[type[e.TenureError], ProblemType] = {
     ),
     e.LeaseNotFound: ProblemType("lease-not-found", 404, "Lease not found"),
     e.WindowNotFound: ProblemType("window-not-found", 404, "Window not found"),
+    e.JobNotFound: ProblemType("job-not-found", 404, "Job not found"),
     e.WindowCompleted: ProblemType(
         "window-completed",
         409,
@@ -201,14 +203,24 @@ async def _validation_error(_: Request, error: Exception) -> JSONResponse:
     return problem_response(kind, detail, facts={"errors": problems})
 
 
-async def _http_error(_: Request, error: Exception) -> JSONResponse:
+def _allowed_methods(request: Request) -> str:
+    # Starlette's 405 names the methods of the first route at the path only; a path served by
+    # several routes (GET, PUT and DELETE /v1/jobs/{job}) must list them all (RFC 9110 15.5.6).
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if route.matches(request.scope)[0] is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return ", ".join(sorted(methods))
+
+
+async def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, HTTPException)
     kind = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}.get(error.status_code, HTTP_ERROR)
+    headers = dict(error.headers) if error.headers else {}
+    if error.status_code == 405:
+        headers["Allow"] = _allowed_methods(request)
     return problem_response(
-        kind,
-        str(error.detail),
-        status=error.status_code,
-        headers=dict(error.headers) if error.headers else None,
+        kind, str(error.detail), status=error.status_code, headers=headers or None
     )
 
 

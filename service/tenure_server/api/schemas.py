@@ -212,8 +212,9 @@ class Health(BaseModel):
 
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI entries for the problem statuses a route can answer (422 and 503 always)."""
+    """OpenAPI entries for the problem statuses a route can answer. Always: 400 (a body that is
+    not UTF-8), 401 (every route authenticates), 413 (body limit), 422, 429 (rate limit), 503."""
     return {
         status: {"model": Problem, "content": {"application/problem+json": {}}}
-        for status in (422, 503, *statuses)
+        for status in sorted({400, 401, 413, 422, 429, 503, *statuses})
     }

@@ -99,8 +99,13 @@ async def resolve(body: ResolveRequest, caller: CallerDep, repository: Repositor
     except ValueError as error:
         raise InvalidInput("timezone", str(error)) from None
     at = body.at or await repository.database_now()
-    resolved = schedule.resolve(body.cron, body.timezone, at, body.key)
-    following = schedule.next_occurrence(body.cron, body.timezone, at)
+    try:
+        resolved = schedule.resolve(body.cron, body.timezone, at, body.key)
+        following = schedule.next_occurrence(body.cron, body.timezone, at)
+    # Near the limits of datetime (years 1 and 9999), or a schedule that never fires around
+    # `at`; the SDK lets OverflowError escape for the day before 0001-01-01.
+    except (ValueError, OverflowError) as error:
+        raise InvalidInput("at", f"no occurrence at {at.isoformat()}: {error}") from None
     return Resolution(
         occurrence=resolved.occurrence, window=resolved.window, next_occurrence=following
     )

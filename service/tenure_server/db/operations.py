@@ -20,6 +20,15 @@ from tenure_server.domain.errors import (
     RequestAbandoned,
     ShuttingDown,
     StorageUnavailable,
+    TenureError,
+)
+from tenure_server.domain.events import (
+    EventSink,
+    FenceEvent,
+    LeaseEvent,
+    NoSink,
+    fence_rejection,
+    window_event,
 )
 from tenure_server.domain.fences import Fence, verify_refusal
 from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome, renew_refusal
@@ -37,9 +46,16 @@ def _still_moving(operation: str) -> StorageUnavailable:
 
 
 class Operations:
-    def __init__(self, repository: Repository, notifications: ReleaseNotifications) -> None:
+    def __init__(
+        self,
+        repository: Repository,
+        notifications: ReleaseNotifications,
+        sink: EventSink | None = None,
+    ) -> None:
         self._repository = repository
         self._notifications = notifications
+        # Every transition, refusal and fence decision is reported here (logs and metrics).
+        self._sink: EventSink = sink or NoSink()
         self._draining = asyncio.Event()
 
     async def acquire(
@@ -56,17 +72,22 @@ class Operations:
         holding's expiry by the database clock, never by polling. `abandoned` is set when the
         caller went away; a lease taken for nobody is released at once."""
         if wait <= 0:
-            return await self._acquire_now(name, holder, ttl, principal)
+            try:
+                return (await self._acquire_now(name, holder, ttl, principal))[0]
+            except LeaseHeld:
+                self._sink.record(LeaseEvent("refused", name, holder, None))
+                raise
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         with self._notifications.subscribe(name) as released:
             while True:
                 released.clear()
                 try:
-                    lease = await self._acquire_now(name, holder, ttl, principal)
+                    lease, began = await self._acquire_now(name, holder, ttl, principal)
                 except LeaseHeld as held:
                     remaining = deadline - loop.time()
                     if remaining <= 0:
+                        self._sink.record(LeaseEvent("refused", name, holder, None))
                         raise
                     pause = min(remaining, held.retry_after_seconds + EXPIRY_SLACK_SECONDS)
                     if not self._notifications.listening:
@@ -78,7 +99,13 @@ class Operations:
                         raise ShuttingDown() from None
                     continue
                 if abandoned is not None and abandoned.is_set():
-                    await self.release(name, holder, lease.generation, principal)
+                    # Withdraw only a holding this request began, and only while its expiry is
+                    # still the one it set: the same holder may hold it through another request
+                    # (a retry, answered 200) that re-acquired before or after this one.
+                    if began:
+                        await self._repository.release_lease(
+                            name, holder, lease.generation, principal, lease.expires_at
+                        )
                     raise RequestAbandoned(name)
                 return lease
 
@@ -88,11 +115,15 @@ class Operations:
 
     async def _acquire_now(
         self, name: str, holder: str, ttl: float, principal: str | None
-    ) -> Lease:
+    ) -> tuple[Lease, bool]:
+        """The lease, and whether this call began the holding (False: it extended it)."""
         for _ in range(DECISION_ATTEMPTS):
-            lease = await self._repository.acquire_lease(name, holder, ttl, principal)
-            if lease is not None:
-                return lease
+            acquired = await self._repository.acquire_lease(name, holder, ttl, principal)
+            if acquired is not None:
+                lease, event = acquired
+                if event is not None:
+                    self._sink.record(event)
+                return lease, event is not None
             current = await self._repository.get_lease(name)
             refusal = acquire_refusal(name, holder, principal, current)
             if refusal is not None:
@@ -104,6 +135,7 @@ class Operations:
     ) -> Lease:
         lease = await self._repository.renew_lease(name, holder, generation, ttl, principal)
         if lease is None:
+            self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
             current = await self._repository.get_lease(name)
             raise renew_refusal(name, holder, generation, principal, current)
         return lease
@@ -114,6 +146,7 @@ class Operations:
         for _ in range(DECISION_ATTEMPTS):
             lease = await self._repository.release_lease(name, holder, generation, principal)
             if lease is not None:
+                self._sink.record(LeaseEvent("released", name, holder, generation))
                 return lease
             current = await self._repository.get_lease(name)
             outcome = release_outcome(name, holder, generation, principal, current)
@@ -145,6 +178,7 @@ class Operations:
         for _ in range(DECISION_ATTEMPTS):
             window = await self._repository.claim_window(job, key, holding)
             if window is not None:
+                self._sink.record(window_event("claimed", window))
                 return window
             current, lease = await self._repository.explain_window(job, key, holding)
             refusal = claim_refusal(holding, current, lease, job, key)
@@ -156,6 +190,7 @@ class Operations:
         for _ in range(DECISION_ATTEMPTS):
             window = await self._repository.complete_window(job, key, holding)
             if window is not None:
+                self._sink.record(window_event("completed", window))
                 return window
             current, lease = await self._repository.explain_window(job, key, holding)
             outcome = complete_outcome(holding, current, lease, job, key)
@@ -178,12 +213,25 @@ class Operations:
         for _ in range(DECISION_ATTEMPTS):
             fence = await self._repository.verify_fence(resource, lease, generation)
             if fence is not None:
+                self._sink.record(FenceEvent(resource, lease, generation))
                 return fence
             current, lease_generation = await self._repository.explain_fence(resource, lease)
             refusal = verify_refusal(resource, lease, generation, current, lease_generation)
             if refusal is not None:
+                await self._fence_refused(resource, lease, generation, refusal)
                 raise refusal
         raise _still_moving("verify")
+
+    async def _fence_refused(
+        self, resource: str, lease: str, generation: int, refusal: TenureError
+    ) -> None:
+        event = fence_rejection(resource, lease, generation, refusal)
+        if event is None or event.rejection is None:
+            return
+        self._sink.record(event)
+        await self._repository.record_fence_rejection(
+            resource, lease, event.rejection, generation, event.highest
+        )
 
 
 T = TypeVar("T")

@@ -11,6 +11,9 @@ from tenure_server.db.repository import Record
 
 _log = logging.getLogger("tenure.db")
 
+# How much longer than statement_timeout the client waits for an answer before giving up.
+CLIENT_TIMEOUT_MARGIN_SECONDS = 1.0
+
 
 def start_embedded(data_dir: Path) -> str:
     """Start (or join) the embedded PostgreSQL in `data_dir`; returns its URL.
@@ -32,11 +35,15 @@ async def create_pool(
 ) -> asyncpg.Pool[Record]:
     """One pool per process. Lease statements rely on READ COMMITTED (a losing acquire gets no row
     instead of a serialization failure), so the level is pinned here whatever the database
-    default says; timeouts keep a slow database from holding requests forever."""
+    default says; timeouts keep a slow database from holding requests forever. The server
+    enforces statement_timeout; a database that does not answer at all (frozen, partitioned
+    away) cannot, so the client gives up a little later on its own."""
+    client_timeout = statement_timeout_ms / 1000 + CLIENT_TIMEOUT_MARGIN_SECONDS
     return await asyncpg.create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
+        command_timeout=client_timeout if statement_timeout_ms > 0 else None,
         server_settings={
             "application_name": "tenure",
             "default_transaction_isolation": "read committed",

@@ -7,7 +7,7 @@ class, into `StorageUnavailable`; every other failure is a bug and propagates.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +15,7 @@ import asyncpg
 
 from tenure_server.db.queries import QUERIES
 from tenure_server.domain.errors import StorageUnavailable
+from tenure_server.domain.events import LeaseEvent, LeaseEventKind
 from tenure_server.domain.fences import Fence
 from tenure_server.domain.leases import Lease
 from tenure_server.domain.windows import Holding, LeaseState, Window
@@ -53,11 +54,21 @@ class Repository:
             if not _retryable(error):
                 raise
             raise StorageUnavailable(f"database refused: {error.sqlstate}") from error
-        except (OSError, asyncpg.InterfaceError) as error:
-            # The connection broke mid-statement (ConnectionDoesNotExistError and the like).
+        except (OSError, asyncpg.InterfaceError, asyncpg.InternalClientError) as error:
+            # The connection broke mid-statement (ConnectionDoesNotExistError and the like; a
+            # connection the server shut down can also be left in a state asyncpg refuses).
             raise StorageUnavailable(f"database connection lost: {type(error).__name__}") from error
         finally:
-            await self._pool.release(connection)
+            # Release resets the connection; when that fails (it died after the statement), the
+            # pool has closed and replaced it, and the answer or error above must stand.
+            with suppress(
+                asyncpg.PostgresError,
+                OSError,
+                TimeoutError,
+                asyncpg.InterfaceError,
+                asyncpg.InternalClientError,
+            ):
+                await self._pool.release(connection, timeout=self._acquire_timeout)
 
     def connection(self) -> AbstractAsyncContextManager[asyncpg.pool.PoolConnectionProxy[Record]]:
         """A pooled connection with the driver errors translated as here, for the package's other
@@ -74,8 +85,23 @@ class Repository:
 
     async def acquire_lease(
         self, name: str, holder: str, ttl: float, principal: str | None
-    ) -> Lease | None:
-        return _lease(await self._fetchrow("acquire_lease", name, holder, ttl, principal))
+    ) -> tuple[Lease, LeaseEvent | None] | None:
+        """The lease, and the event when this call began a new holding (None: extended)."""
+        row = await self._fetchrow("acquire_lease", name, holder, ttl, principal)
+        if row is None:
+            return None
+        facts = dict(row)
+        new, took_over, previous = (
+            facts.pop("new_holding"),
+            facts.pop("took_over"),
+            facts.pop("previous_holder"),
+        )
+        lease = Lease(**facts)
+        if not new:
+            return lease, None
+        kind: LeaseEventKind = "taken_over" if took_over else "acquired"
+        before = lease.generation - 1 or None
+        return lease, LeaseEvent(kind, name, lease.holder, lease.generation, previous, before)
 
     async def renew_lease(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None
@@ -83,9 +109,16 @@ class Repository:
         return _lease(await self._fetchrow("renew_lease", name, holder, generation, ttl, principal))
 
     async def release_lease(
-        self, name: str, holder: str, generation: int, principal: str | None
+        self,
+        name: str,
+        holder: str,
+        generation: int,
+        principal: str | None,
+        expires_at: datetime | None = None,
     ) -> Lease | None:
-        return _lease(await self._fetchrow("release_lease", name, holder, generation, principal))
+        return _lease(
+            await self._fetchrow("release_lease", name, holder, generation, principal, expires_at)
+        )
 
     async def force_release_lease(self, name: str, actor: str) -> Lease | None:
         return _lease(await self._fetchrow("force_release_lease", name, actor))
@@ -129,6 +162,11 @@ class Repository:
         assert row is not None  # the query always yields one row (LEFT JOIN on a constant)
         fence = _fence(row) if row["resource"] is not None else None
         return fence, row["lease_generation"]
+
+    async def record_fence_rejection(
+        self, resource: str, lease: str, kind: str, generation: int, highest: int | None
+    ) -> None:
+        await self._fetchrow("record_fence_rejection", resource, lease, kind, generation, highest)
 
     async def applied_migrations(self) -> list[int]:
         return [row["version"] for row in await self._fetch("applied_migrations")]

@@ -10,6 +10,7 @@ TenureError
 ├── LeaseLost               the caller no longer holds the lease it names
 ├── LeaseNotFound
 ├── WindowNotFound
+├── JobNotFound             no job is registered under the name
 ├── WindowCompleted         the occurrence already ran to completion
 ├── WindowNotClaimed        completing a window this holding did not claim
 ├── WindowLeaseMismatch     the window is bound to another lease
@@ -88,6 +89,11 @@ class LeaseNotFound(TenureError):
 class WindowNotFound(TenureError):
     def __init__(self, job: str, window: str) -> None:
         super().__init__(f"job {job!r} has no window {window!r}")
+
+
+class JobNotFound(TenureError):
+    def __init__(self, job: str) -> None:
+        super().__init__(f"no job {job!r} is registered")
 
 
 class WindowCompleted(TenureError):

@@ -12,6 +12,7 @@
 -- wall clock, which can only refuse an acquire or shorten an expiry, never overlap two holdings.
 -- The event is written by the same statement, only when a new holding began (this transaction
 -- stamped acquired_xact).
+-- new_holding, took_over and previous_holder tell the caller what to log and count.
 WITH acquired AS (
     INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
                              expires_at, acquired_xact, principal)
@@ -24,7 +25,11 @@ WITH acquired AS (
         ttl_seconds     = EXCLUDED.ttl_seconds,
         acquired_at     = CASE WHEN l.expires_at > now() THEN l.acquired_at ELSE now() END,
         renewed_at      = now(),
-        expires_at      = EXCLUDED.expires_at,
+        -- Never earlier than an expiry already granted: a request of this holder that waited
+        -- on the row lock has an older now() than one answered meanwhile.
+        expires_at      = CASE WHEN l.expires_at > now()
+                               THEN greatest(l.expires_at, EXCLUDED.expires_at)
+                               ELSE EXCLUDED.expires_at END,
         released_at     = NULL,
         previous_holder = CASE WHEN l.expires_at > now() THEN l.previous_holder
                                ELSE l.holder END,
@@ -48,7 +53,8 @@ WITH acquired AS (
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
        principal, expires_at > now() AS held,
-       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds,
+       new_holding, took_over, previous_holder
   FROM acquired;
 
 -- name: renew_lease
@@ -56,9 +62,13 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- The UPDATE's WHERE is re-checked on the latest row after any lock wait, so a holder that was
 -- taken over (other holder or generation) or whose lease expired changes nothing. A refusal of an
 -- existing lease is recorded by the same statement; successful renewals record no event.
+-- greatest(): a renewal never moves an expiry earlier. One that waited on the row lock carries
+-- an older now() than a later renewal of the same holding that was answered first, and the
+-- holder counts on that answer until its own send time + TTL.
 WITH renewed AS (
     UPDATE leases
-       SET renewed_at = now(), ttl_seconds = $4, expires_at = now() + make_interval(secs => $4)
+       SET renewed_at = now(), ttl_seconds = $4,
+           expires_at = greatest(expires_at, now() + make_interval(secs => $4))
      WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > now()
        AND principal IS NOT DISTINCT FROM $5
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
@@ -75,16 +85,19 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
   FROM renewed;
 
 -- name: release_lease
--- $1 name, $2 holder, $3 generation, $4 principal.
+-- $1 name, $2 holder, $3 generation, $4 principal, $5 expiry or NULL.
 -- Expires the holding at once without deleting the row, so the generation never restarts at 1.
 -- least() keeps an already-expired lease's expiry where it was. Only the first release of a
 -- holding matches (released_at IS NULL), so it alone records the event and wakes waiters: the
--- notification is delivered at commit, when the lease is free for them to take.
+-- notification is delivered at commit, when the lease is free for them to take. With $5, only
+-- the grant that set that expiry is released: a waiting acquire whose caller went away must not
+-- release a holding the same holder was granted again (a retry) or renewed meanwhile.
 WITH released AS (
     UPDATE leases
        SET expires_at = least(expires_at, now()), released_at = now()
      WHERE name = $1 AND holder = $2 AND generation = $3 AND released_at IS NULL
        AND principal IS NOT DISTINCT FROM $4
+       AND ($5::timestamptz IS NULL OR expires_at = $5)
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
               released_at, principal
 ), event AS (
@@ -154,13 +167,14 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- so the holding cannot change between check and write. clock_timestamp(), not now(): the lock
 -- may have been waited for. A completed window, one bound to another lease, or one claimed by a
 -- higher generation is left alone (ON CONFLICT re-checks the latest row).
+-- The job event is written by the same statement, only when the claim went through.
 WITH holding AS (
     SELECT 1
       FROM leases
      WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
        AND principal IS NOT DISTINCT FROM $6
        FOR SHARE
-)
+), claimed AS (
 INSERT INTO job_windows AS w (job, window_key, lease, holder, generation, attempts, started_at)
 SELECT $1, $2, $3, $4, $5, 1, now() FROM holding
 ON CONFLICT (job, window_key) DO UPDATE SET
@@ -170,24 +184,39 @@ ON CONFLICT (job, window_key) DO UPDATE SET
     started_at = now()
  WHERE w.completed_at IS NULL AND w.lease = EXCLUDED.lease
    AND w.generation <= EXCLUDED.generation
-RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at;
+RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at
+), event AS (
+    INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt)
+    SELECT job, 'claimed', window_key, lease, holder, generation, attempts FROM claimed
+)
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+  FROM claimed;
 
 -- name: complete_window
 -- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
 -- Same fence as claim_window: the lease row is share-locked for the statement, so only the
 -- current holding can complete the window it claimed, and only once (completed_at IS NULL).
+-- Only that first completion writes the job event.
 WITH holding AS (
     SELECT 1
       FROM leases
      WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
        AND principal IS NOT DISTINCT FROM $6
        FOR SHARE
-)
+), completed AS (
 UPDATE job_windows
    SET completed_at = now()
  WHERE job = $1 AND window_key = $2 AND lease = $3 AND holder = $4 AND generation = $5
    AND completed_at IS NULL AND EXISTS (SELECT 1 FROM holding)
-RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at;
+RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at
+), event AS (
+    INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt, detail)
+    SELECT job, 'completed', window_key, lease, holder, generation, attempts,
+           round(extract(epoch FROM completed_at - started_at)::numeric, 3) || ' s'
+      FROM completed
+)
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+  FROM completed;
 
 -- name: explain_window
 -- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
@@ -243,6 +272,13 @@ SELECT f.resource, f.lease, f.highest_generation, f.updated_at,
        (SELECT generation FROM leases WHERE name = $2) AS lease_generation
   FROM (SELECT 1) AS one
   LEFT JOIN fences AS f ON f.resource = $1;
+
+-- name: record_fence_rejection
+-- $1 resource, $2 lease, $3 kind (stale_generation, unknown_generation, lease_mismatch),
+-- $4 generation refused, $5 highest generation seen or NULL. History only: written after the
+-- refusal was decided (by verify_fence, which wrote nothing), and decides nothing.
+INSERT INTO fence_events (resource, lease, kind, generation, highest)
+VALUES ($1, $2, $3, $4, $5);
 
 -- name: applied_migrations
 -- A plain read of the versions recorded by migrate.py.

@@ -1,0 +1,95 @@
+"""`tenure status`: the service's overview as plain-text tables (what /ui shows)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from tenure._models import Overview
+
+__all__ = ["render_overview"]
+
+
+def duration(seconds: float | None) -> str:
+    """`42 s`, `3 min 5 s`, `2 h 10 min`, `3 d 4 h`; `-` for nothing."""
+    if seconds is None:
+        return "-"
+    total = round(abs(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    if minutes:
+        return f"{minutes} min {secs} s"
+    return f"{secs} s"
+
+
+def relative(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return "-"
+    seconds = (moment - now).total_seconds()
+    return f"in {duration(seconds)}" if seconds > 0 else f"{duration(seconds)} ago"
+
+
+def table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns, two spaces apart, headings first."""
+    widths = [len(heading) for heading in headings]
+    for row in rows:
+        widths = [max(width, len(cell)) for width, cell in zip(widths, row, strict=True)]
+    lines = [headings, *rows]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in lines
+    )
+
+
+def _last(window: str | None, when: str) -> str:
+    return "-" if window is None else f"{window} ({when})"
+
+
+def render_overview(overview: Overview) -> str:
+    now = overview.now
+    jobs = [
+        [
+            job.name,
+            job.status.status if job.status.status in ("ok", "new") else job.status.status.upper(),
+            f"{job.spec.schedule} ({job.spec.timezone})",
+            _last(job.status.last_completed_window, relative(job.status.last_completed_at, now)),
+            duration(job.status.last_duration_seconds)
+            + (" SLOW" if job.status.duration_over_half_interval else ""),
+            relative(job.status.next_occurrence, now),
+        ]
+        for job in overview.jobs
+    ]
+    leases = [
+        [
+            lease.name,
+            "STUCK" if lease.stuck else ("held" if lease.held else "expired"),
+            lease.holder,
+            str(lease.generation),
+            duration(lease.held_for_seconds) if lease.held else "-",
+            duration(lease.expires_in_seconds) if lease.held else "-",
+        ]
+        for lease in overview.leases
+    ]
+    alerts = [
+        [alert.kind, alert.subject, alert.window, relative(alert.opened_at, now), alert.summary]
+        for alert in overview.alerts
+    ]
+    events = [
+        [relative(event.at, now), event.scope, event.subject, event.kind, event.detail or ""]
+        for event in overview.events
+    ]
+    parts = [f"Tenure at {now.isoformat(timespec='seconds')}"]
+    sections = [
+        ("JOBS", ["JOB", "STATUS", "SCHEDULE", "LAST COMPLETED", "DURATION", "NEXT"], jobs),
+        ("LEASES", ["LEASE", "STATE", "HOLDER", "GEN", "HELD FOR", "EXPIRES IN"], leases),
+        ("OPEN ALERTS", ["KIND", "SUBJECT", "WINDOW", "OPENED", "SUMMARY"], alerts),
+        ("RECENT EVENTS", ["WHEN", "SCOPE", "SUBJECT", "EVENT", "DETAIL"], events),
+    ]
+    for title, headings, rows in sections:
+        parts.append(f"\n{title}\n" + (table(headings, rows) if rows else "(none)"))
+    return "\n".join(parts) + "\n"

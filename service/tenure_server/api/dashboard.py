@@ -1,0 +1,241 @@
+"""The operator's page, rendered on the server as one HTML string: no template engine, no
+JavaScript build, every value escaped. It refreshes itself with a meta refresh."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from html import escape
+
+from tenure_server.db.status import Evaluated, Overview
+from tenure_server.domain.alerts import OpenAlert
+from tenure_server.domain.history import NotableEvent
+from tenure_server.domain.status import JOB_STATES, LeaseAge
+
+REFRESH_SECONDS = 10
+
+STATUS_TEXT = {
+    "new": "no run yet",
+    "ok": "completed",
+    "running": "running",
+    "late": "due, not done",
+    "missed": "deadline passed",
+    "overrunning": "over max runtime",
+}
+
+STYLE = """
+:root { --bg:#f6f7f9; --card:#fff; --ink:#1d2330; --muted:#667085; --line:#e4e7ec;
+  --ok:#12805c; --ok-bg:#e3f6ee; --running:#1d5fd1; --running-bg:#e4edfc; --late:#a15c00;
+  --late-bg:#fff1d6; --missed:#b42318; --missed-bg:#fde7e5; --over:#7a2fbf; --over-bg:#f1e6fb;
+  --new:#475467; --new-bg:#eef0f3; }
+@media (prefers-color-scheme: dark) { :root { --bg:#12151b; --card:#1b1f27; --ink:#e6e8ec;
+  --muted:#98a2b3; --line:#2b313c; --ok-bg:#12352a; --running-bg:#172a4d; --late-bg:#3d2c0c;
+  --missed-bg:#43181a; --over-bg:#32204a; --new-bg:#262b34; --ok:#4ad39a; --running:#7aa7ff;
+  --late:#f5b54a; --missed:#ff8a80; --over:#c99bff; --new:#b8c0cc; } }
+* { box-sizing: border-box; }
+body { margin:0; font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
+  background:var(--bg); color:var(--ink); }
+header { display:flex; align-items:baseline; gap:1rem; padding:1.1rem 2rem .4rem; }
+header h1 { margin:0; font-size:1.35rem; letter-spacing:.02em; }
+header .clock { color:var(--muted); font-size:.9rem; }
+main { padding:0 2rem 2rem; max-width:1400px; }
+.chips { display:flex; flex-wrap:wrap; gap:.5rem; margin:.6rem 0 1.2rem; }
+section { background:var(--card); border:1px solid var(--line); border-radius:10px;
+  margin:0 0 1.2rem; overflow:hidden; }
+section h2 { font-size:1rem; margin:0; padding:.8rem 1rem; border-bottom:1px solid var(--line); }
+table { width:100%; border-collapse:collapse; }
+th, td { text-align:left; padding:.5rem 1rem; border-bottom:1px solid var(--line);
+  vertical-align:top; white-space:nowrap; }
+th { color:var(--muted); font-weight:600; font-size:.8rem; text-transform:uppercase;
+  letter-spacing:.04em; }
+tr:last-child td { border-bottom:0; }
+td.wrap { white-space:normal; }
+.name { font-weight:600; }
+.muted { color:var(--muted); }
+.mono { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:.88rem; }
+.pill { display:inline-block; padding:.1rem .6rem; border-radius:999px; font-weight:600;
+  font-size:.82rem; }
+.pill.ok { color:var(--ok); background:var(--ok-bg); }
+.pill.running { color:var(--running); background:var(--running-bg); }
+.pill.late { color:var(--late); background:var(--late-bg); }
+.pill.missed, .pill.stuck, .pill.alert { color:var(--missed); background:var(--missed-bg); }
+.pill.overrunning { color:var(--over); background:var(--over-bg); }
+.pill.new, .pill.free { color:var(--new); background:var(--new-bg); }
+.pill.held { color:var(--running); background:var(--running-bg); }
+.warn { color:var(--late); font-weight:600; }
+.empty { padding:1rem; color:var(--muted); }
+.scroll { overflow-x:auto; }
+"""
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    total = round(abs(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    if minutes:
+        return f"{minutes} min {secs} s"
+    return f"{secs} s"
+
+
+def _relative(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return "—"
+    seconds = (moment - now).total_seconds()
+    return f"in {_duration(seconds)}" if seconds > 0 else f"{_duration(seconds)} ago"
+
+
+def _when(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return '<span class="muted">—</span>'
+    title = escape(moment.isoformat(timespec="seconds"))
+    return f'<span title="{title}">{escape(_relative(moment, now))}</span>'
+
+
+def _pill(kind: str, text: str | None = None) -> str:
+    return f'<span class="pill {escape(kind)}">{escape(text or kind)}</span>'
+
+
+def _job_row(item: Evaluated, now: datetime) -> str:
+    job, status = item.job, item.status
+    slow = ' <span class="warn" title="last run took more than half the interval">⚠ slow</span>'
+    duration = _duration(status.last_duration_seconds) + (slow if status.slow else "")
+    last = '<span class="muted">—</span>'
+    if status.last_completed_window is not None:
+        last = (
+            f'<span class="mono">{escape(status.last_completed_window)}</span> '
+            f'<span class="muted">{_when(status.last_completed_at, now)}</span>'
+        )
+    current = '<span class="muted">—</span>'
+    if status.status not in ("ok", "new"):
+        expected = status.expectation
+        verb = "was due" if expected.deadline <= now else "due"
+        current = (
+            f'<span class="mono">{escape(expected.window)}</span> '
+            f'<span class="muted">{verb}</span> {_when(expected.deadline, now)}'
+        )
+    schedule = f"{escape(job.spec.schedule)} <span class='muted'>{escape(job.spec.timezone)}</span>"
+    return (
+        f'<tr data-job="{escape(job.name)}" data-status="{status.status}">'
+        f'<td class="name">{escape(job.name)}</td>'
+        f'<td title="{escape(STATUS_TEXT[status.status])}">{_pill(status.status)}</td>'
+        f'<td class="mono">{schedule}</td>'
+        f"<td>{last}</td><td>{duration}</td>"
+        f"<td>{_when(status.expectation.next_occurrence, now)}</td>"
+        f"<td>{current}</td></tr>"
+    )
+
+
+def _lease_row(age: LeaseAge) -> str:
+    lease = age.lease
+    if age.stuck:
+        state = _pill("stuck")
+    else:
+        state = _pill("held") if lease.held else _pill("free", "expired")
+    held_for = _duration(age.held_for_seconds) if lease.held else "—"
+    expires = _duration(lease.expires_in_seconds) if lease.held else "—"
+    return (
+        f'<tr data-lease="{escape(lease.name)}" data-held="{str(lease.held).lower()}">'
+        f'<td class="name">{escape(lease.name)}</td><td>{state}</td>'
+        f'<td class="mono">{escape(lease.holder)}</td><td>{lease.generation}</td>'
+        f"<td>{held_for}</td><td>{expires}</td></tr>"
+    )
+
+
+def _alert_row(item: OpenAlert, now: datetime) -> str:
+    alert = item.alert
+    return (
+        f'<tr data-alert="{escape(alert.kind)}"><td>{_pill("alert", alert.kind)}</td>'
+        f'<td class="name">{escape(alert.subject)}</td><td class="mono">{escape(alert.window)}</td>'
+        f'<td class="wrap">{escape(alert.summary)}</td><td>{_when(item.opened_at, now)}</td></tr>'
+    )
+
+
+def _event_row(event: NotableEvent, now: datetime) -> str:
+    parts = [event.detail or ""]
+    if event.holder:
+        parts.insert(0, f"holder {event.holder}")
+    if event.generation is not None:
+        parts.insert(1 if event.holder else 0, f"generation {event.generation}")
+    return (
+        f"<tr><td>{_when(event.at, now)}</td><td>{escape(event.scope)}</td>"
+        f'<td class="name">{escape(event.subject)}</td><td>{escape(event.kind)}</td>'
+        f'<td class="wrap">{escape(" · ".join(part for part in parts if part))}</td></tr>'
+    )
+
+
+def _table(title: str, headings: list[str], rows: list[str], empty: str, ident: str) -> str:
+    if not rows:
+        body = f'<p class="empty">{escape(empty)}</p>'
+    else:
+        head = "".join(f"<th>{escape(heading)}</th>" for heading in headings)
+        table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        body = f'<div class="scroll">{table}</div>'
+    return f'<section id="{ident}"><h2>{escape(title)}</h2>{body}</section>'
+
+
+def render(overview: Overview) -> str:
+    now = overview.now
+    counts = Counter(item.status.status for item in overview.jobs)
+    chips = "".join(
+        _pill(state, f"{counts[state]} {state}") for state in JOB_STATES if counts[state]
+    )
+    stuck = sum(1 for age in overview.leases if age.stuck)
+    if stuck:
+        chips += _pill("stuck", f"{stuck} stuck")
+    if overview.alerts:
+        chips += _pill("alert", f"{len(overview.alerts)} open alerts")
+    sections = [
+        _table(
+            "Jobs",
+            [
+                "Job",
+                "Status",
+                "Schedule",
+                "Last completed",
+                "Last duration",
+                "Next occurrence",
+                "Current window",
+            ],
+            [_job_row(item, now) for item in overview.jobs],
+            "No job is registered: PUT /v1/jobs/{job}, or run_once(..., register=...).",
+            "jobs",
+        ),
+        _table(
+            "Open alerts",
+            ["Kind", "Subject", "Window", "Summary", "Opened"],
+            [_alert_row(item, now) for item in overview.alerts],
+            "No open alert.",
+            "alerts",
+        ),
+        _table(
+            "Leases",
+            ["Lease", "State", "Holder", "Generation", "Held for", "Expires in"],
+            [_lease_row(age) for age in overview.leases],
+            "No lease yet.",
+            "leases",
+        ),
+        _table(
+            "Recent events",
+            ["When", "Scope", "Subject", "Event", "Detail"],
+            [_event_row(event, now) for event in overview.events],
+            "Nothing notable: no takeover, lost lease, fence rejection or alert.",
+            "events",
+        ),
+    ]
+    clock = escape(now.isoformat(timespec="seconds"))
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='refresh' content='{REFRESH_SECONDS}'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>Tenure</title><style>{STYLE}</style></head><body>"
+        f"<header><h1>Tenure</h1><span class='clock'>database time {clock} · refreshes every"
+        f" {REFRESH_SECONDS} s</span></header>"
+        f"<main><div class='chips'>{chips}</div>{''.join(sections)}</main></body></html>"
+    )

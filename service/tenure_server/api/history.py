@@ -1,0 +1,61 @@
+"""A lease's history, and the operator's overview (what `GET /ui` and `tenure status` show)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from tenure_server.api.dependencies import CallerDep, LimitsDep
+from tenure_server.api.monitoring_dependencies import MonitoringDep
+from tenure_server.api.monitoring_schemas import LeaseEventOut, LeaseEventPage, OverviewOut
+from tenure_server.api.schemas import LeaseName, problem_responses
+from tenure_server.db.status import Overview
+from tenure_server.domain.history import event_cursor
+from tenure_server.domain.names import encode_cursor
+from tenure_server.domain.principals import Principal
+
+router = APIRouter(tags=["history"])
+
+
+@router.get("/v1/leases/{name}/events", responses=problem_responses(403))
+async def lease_events(
+    name: LeaseName,
+    caller: CallerDep,
+    monitoring: MonitoringDep,
+    limits: LimitsDep,
+    limit: Annotated[int | None, Query(description="Page size.")] = None,
+    cursor: Annotated[str | None, Query(max_length=400)] = None,
+) -> LeaseEventPage:
+    """The lease's transitions, newest first: acquired, taken over (with the previous holder and
+    generation), released, renew refused. Successful renewals are not recorded."""
+    caller.require("reader", "read", name)
+    size = limits.page_size(limit)
+    found = await monitoring.history.lease_events(name, event_cursor(cursor), size + 1)
+    return LeaseEventPage(
+        items=[LeaseEventOut.of(record) for record in found[:size]],
+        next_cursor=encode_cursor(str(found[size - 1].id)) if len(found) > size else None,
+    )
+
+
+@router.get("/v1/overview", responses=problem_responses(403))
+async def overview(caller: CallerDep, monitoring: MonitoringDep) -> OverviewOut:
+    """Jobs with their status, leases (held first) with their age, open alerts, and notable
+    events (takeovers, lost leases, fence rejections, alerts), limited to the caller's names."""
+    caller.require("reader", "read the overview")
+    return OverviewOut.of(visible(await read_overview(monitoring), caller))
+
+
+async def read_overview(monitoring: MonitoringDep) -> Overview:
+    return await monitoring.statuses.overview(stuck_after=monitoring.stuck_after_seconds)
+
+
+def visible(overview: Overview, caller: Principal) -> Overview:
+    """The overview restricted to the names in the caller's namespaces."""
+    return Overview(
+        now=overview.now,
+        jobs=[item for item in overview.jobs if caller.owns(item.job.name)],
+        leases=[age for age in overview.leases if caller.owns(age.lease.name)],
+        alerts=[item for item in overview.alerts if caller.owns(item.alert.subject)],
+        events=[event for event in overview.events if caller.owns(event.subject)],
+    )

@@ -1,0 +1,114 @@
+"""/v1/jobs: register, read, list and delete job definitions, with their computed status, and
+each job's history."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from tenure_server.api.dependencies import CallerDep, LimitsDep
+from tenure_server.api.monitoring_dependencies import MonitoringDep
+from tenure_server.api.monitoring_schemas import JobEventOut, JobEventPage, JobOut, JobPage, JobPut
+from tenure_server.api.schemas import JobName, problem_responses
+from tenure_server.domain.errors import Forbidden, JobNotFound
+from tenure_server.domain.history import event_cursor
+from tenure_server.domain.jobs import Job, check_spec
+from tenure_server.domain.names import (
+    NAME_MAX_LENGTH,
+    decode_cursor,
+    encode_cursor,
+    prefix_upper_bound,
+)
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+Cursor = Annotated[str | None, Query(max_length=400)]
+PageSize = Annotated[int | None, Query(description="Page size.")]
+
+
+async def _out(monitoring: MonitoringDep, job: Job) -> JobOut:
+    statuses = monitoring.statuses
+    (item,) = await statuses.evaluate([job], await statuses.now())
+    return JobOut.of(item)
+
+
+@router.put("/{job}", responses=problem_responses(403))
+async def put_job(
+    job: JobName, body: JobPut, caller: CallerDep, monitoring: MonitoringDep
+) -> JobOut:
+    """Register the job, or update its definition (idempotent: an identical PUT changes nothing).
+    A new schedule takes effect now: earlier occurrences are never reported missed."""
+    spec = body.spec(job)
+    caller.require("client", "register jobs", job, spec.lease)
+    check_spec(spec, await monitoring.statuses.now())
+    written = await monitoring.jobs.put_job(job, spec)
+    found = written or await monitoring.jobs.get_job(job)
+    if found is None:  # deleted between the PUT and the read: say so rather than invent it
+        raise JobNotFound(job)
+    return await _out(monitoring, found)
+
+
+@router.get("/{job}", responses=problem_responses(403, 404))
+async def get_job(job: JobName, caller: CallerDep, monitoring: MonitoringDep) -> JobOut:
+    """The job's definition and its status now, by the database clock."""
+    caller.require("reader", "read", job)
+    found = await monitoring.jobs.get_job(job)
+    if found is None:
+        raise JobNotFound(job)
+    return await _out(monitoring, found)
+
+
+@router.delete("/{job}", status_code=204, responses=problem_responses(403, 404))
+async def delete_job(job: JobName, caller: CallerDep, monitoring: MonitoringDep) -> Response:
+    """Stop monitoring the job; its open alerts are resolved. Its windows and history stay."""
+    caller.require("client", "delete jobs", job)
+    if not await monitoring.jobs.delete_job(job):
+        raise JobNotFound(job)
+    return Response(status_code=204)
+
+
+@router.get("", responses=problem_responses(403))
+async def list_jobs(
+    caller: CallerDep,
+    monitoring: MonitoringDep,
+    limits: LimitsDep,
+    prefix: Annotated[str, Query(max_length=NAME_MAX_LENGTH, pattern=r"^[A-Za-z0-9._:-]*$")] = "",
+    limit: PageSize = None,
+    cursor: Cursor = None,
+) -> JobPage:
+    """Jobs in name order with their status, optionally under a name prefix."""
+    caller.require("reader", "list jobs")
+    if not caller.owns(prefix):
+        raise Forbidden(caller.label, "list jobs", prefix or "(every name)")
+    size = limits.page_size(limit)
+    after = decode_cursor(cursor) or ""
+    rows = await monitoring.jobs.list_jobs(after, prefix, prefix_upper_bound(prefix), size + 1)
+    page, more = rows[:size], len(rows) > size
+    statuses = monitoring.statuses
+    items = await statuses.evaluate(page, await statuses.now())
+    return JobPage(
+        items=[JobOut.of(item) for item in items],
+        next_cursor=encode_cursor(page[-1].name) if more else None,
+    )
+
+
+@router.get("/{job}/events", responses=problem_responses(403))
+async def job_events(
+    job: JobName,
+    caller: CallerDep,
+    monitoring: MonitoringDep,
+    limits: LimitsDep,
+    limit: PageSize = None,
+    cursor: Cursor = None,
+) -> JobEventPage:
+    """The job's history, newest first: registrations, claims, completions, alerts. A job that
+    never ran nor was registered has none."""
+    caller.require("reader", "read", job)
+    size = limits.page_size(limit)
+    before = event_cursor(cursor)
+    found = await monitoring.jobs.job_events(job, before, size + 1)
+    return JobEventPage(
+        items=[JobEventOut.of(record) for record in found[:size]],
+        next_cursor=encode_cursor(str(found[size - 1].id)) if len(found) > size else None,
+    )

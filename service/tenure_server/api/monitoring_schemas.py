@@ -1,0 +1,257 @@
+"""Wire schemas of job definitions, statuses, history and the overview (issue 6)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tenure._schedule import KeyFormat
+from tenure_server.db.status import Evaluated, Overview
+from tenure_server.domain.alerts import OpenAlert
+from tenure_server.domain.history import JobRecord, LeaseRecord, NotableEvent
+from tenure_server.domain.jobs import DEFAULT_DEADLINE_SECONDS, MAX_SECONDS, JobSpec
+from tenure_server.domain.names import NAME_MAX_LENGTH, NAME_PATTERN
+from tenure_server.domain.status import JobState, LeaseAge
+
+Positive = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
+
+
+class JobPut(BaseModel):
+    """A job definition: its schedule and how long after each occurrence it must be done."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    schedule: str = Field(max_length=200, description="Five-field cron expression.")
+    timezone: str = Field(max_length=64, description="IANA time zone of the schedule.")
+    key: KeyFormat = Field(
+        default="occurrence",
+        description="How window keys are derived: occurrence, date or previous_day (as the SDK).",
+    )
+    lease: str | None = Field(
+        default=None,
+        pattern=NAME_PATTERN,
+        max_length=NAME_MAX_LENGTH,
+        description="The lease the job runs under (default: the job's name).",
+    )
+    deadline_seconds: Positive = Field(
+        default=DEFAULT_DEADLINE_SECONDS,
+        description="The window must be completed this long after its occurrence.",
+    )
+    max_runtime_seconds: Positive | None = Field(
+        default=None, description="A run longer than this is overrunning (and its lease stuck)."
+    )
+    labels: dict[str, str] = Field(default_factory=dict, description="At most 20 labels.")
+
+    def spec(self, job: str) -> JobSpec:
+        return JobSpec(
+            schedule=self.schedule,
+            timezone=self.timezone,
+            key=self.key,
+            lease=self.lease or job,
+            deadline_seconds=self.deadline_seconds,
+            max_runtime_seconds=self.max_runtime_seconds,
+            labels=self.labels,
+        )
+
+
+class JobStatusOut(BaseModel):
+    status: JobState
+    window: str = Field(description="Window key of the current occurrence.")
+    occurrence: datetime = Field(description="The current (latest due) occurrence.")
+    deadline: datetime = Field(description="When the current window must be completed.")
+    next_occurrence: datetime
+    interval_seconds: float
+    last_completed_window: str | None
+    last_completed_at: datetime | None
+    last_duration_seconds: float | None
+    running_window: str | None
+    running_for_seconds: float | None
+    duration_over_half_interval: bool = Field(
+        description="The last run took more than half the interval: overlap is no longer "
+        "hypothetical."
+    )
+
+
+class JobOut(BaseModel):
+    name: str
+    schedule: str
+    timezone: str
+    key: KeyFormat
+    lease: str
+    deadline_seconds: float
+    max_runtime_seconds: float | None
+    labels: dict[str, str]
+    created_at: datetime
+    updated_at: datetime
+    active_since: datetime = Field(description="Occurrences before this are never missed.")
+    status: JobStatusOut
+
+    @classmethod
+    def of(cls, item: Evaluated) -> JobOut:
+        job, status, expected = item.job, item.status, item.status.expectation
+        return cls(
+            name=job.name,
+            schedule=job.spec.schedule,
+            timezone=job.spec.timezone,
+            key=job.spec.key,
+            lease=job.spec.lease,
+            deadline_seconds=job.spec.deadline_seconds,
+            max_runtime_seconds=job.spec.max_runtime_seconds,
+            labels=dict(job.spec.labels),
+            created_at=job.created_at,
+            updated_at=job.updated_at,
+            active_since=job.active_since,
+            status=JobStatusOut(
+                status=status.status,
+                window=expected.window,
+                occurrence=expected.occurrence,
+                deadline=expected.deadline,
+                next_occurrence=expected.next_occurrence,
+                interval_seconds=expected.interval_seconds,
+                last_completed_window=status.last_completed_window,
+                last_completed_at=status.last_completed_at,
+                last_duration_seconds=status.last_duration_seconds,
+                running_window=status.running_window,
+                running_for_seconds=status.running_for_seconds,
+                duration_over_half_interval=status.slow,
+            ),
+        )
+
+
+class JobPage(BaseModel):
+    items: list[JobOut]
+    next_cursor: str | None
+
+
+class JobEventOut(BaseModel):
+    id: int
+    job: str
+    kind: Literal[
+        "registered",
+        "updated",
+        "deleted",
+        "claimed",
+        "completed",
+        "alert_opened",
+        "alert_resolved",
+    ]
+    window: str | None
+    lease: str | None
+    holder: str | None
+    generation: int | None
+    attempt: int | None
+    detail: str | None
+    at: datetime
+
+    @classmethod
+    def of(cls, record: JobRecord) -> JobEventOut:
+        return cls.model_validate(record, from_attributes=True)
+
+
+class LeaseEventOut(BaseModel):
+    id: int
+    lease: str
+    kind: str = Field(description="acquired, taken_over, released, renew_refused, …")
+    holder: str
+    generation: int
+    previous_holder: str | None
+    previous_generation: int | None
+    at: datetime
+
+    @classmethod
+    def of(cls, record: LeaseRecord) -> LeaseEventOut:
+        return cls.model_validate(record, from_attributes=True)
+
+
+class JobEventPage(BaseModel):
+    items: list[JobEventOut]
+    next_cursor: str | None
+
+
+class LeaseEventPage(BaseModel):
+    items: list[LeaseEventOut]
+    next_cursor: str | None
+
+
+class LeaseAgeOut(BaseModel):
+    name: str
+    holder: str
+    generation: int
+    held: bool
+    acquired_at: datetime
+    expires_at: datetime
+    held_for_seconds: float
+    expires_in_seconds: float
+    stuck_after_seconds: float
+    stuck: bool
+
+    @classmethod
+    def of(cls, age: LeaseAge) -> LeaseAgeOut:
+        lease = age.lease
+        return cls(
+            name=lease.name,
+            holder=lease.holder,
+            generation=lease.generation,
+            held=lease.held,
+            acquired_at=lease.acquired_at,
+            expires_at=lease.expires_at,
+            held_for_seconds=age.held_for_seconds,
+            expires_in_seconds=lease.expires_in_seconds,
+            stuck_after_seconds=age.bound_seconds,
+            stuck=age.stuck,
+        )
+
+
+class AlertOut(BaseModel):
+    kind: Literal["missed", "overrunning", "stuck"]
+    subject: str = Field(description="The job (missed, overrunning) or the lease (stuck).")
+    window: str = Field(description="The window key; for a stuck lease, its generation.")
+    summary: str
+    opened_at: datetime
+
+    @classmethod
+    def of(cls, item: OpenAlert) -> AlertOut:
+        alert = item.alert
+        return cls(
+            kind=alert.kind,
+            subject=alert.subject,
+            window=alert.window,
+            summary=alert.summary,
+            opened_at=item.opened_at,
+        )
+
+
+class NotableEventOut(BaseModel):
+    at: datetime
+    scope: Literal["lease", "fence", "alert"]
+    subject: str
+    kind: str
+    holder: str | None
+    generation: int | None
+    detail: str | None
+
+    @classmethod
+    def of(cls, event: NotableEvent) -> NotableEventOut:
+        return cls.model_validate(event, from_attributes=True)
+
+
+class OverviewOut(BaseModel):
+    """What `GET /ui` and `tenure status` show: jobs, leases, open alerts and notable events."""
+
+    now: datetime = Field(description="The database clock when this was read.")
+    jobs: list[JobOut]
+    leases: list[LeaseAgeOut]
+    alerts: list[AlertOut]
+    events: list[NotableEventOut]
+
+    @classmethod
+    def of(cls, overview: Overview) -> OverviewOut:
+        return cls(
+            now=overview.now,
+            jobs=[JobOut.of(item) for item in overview.jobs],
+            leases=[LeaseAgeOut.of(age) for age in overview.leases],
+            alerts=[AlertOut.of(alert) for alert in overview.alerts],
+            events=[NotableEventOut.of(event) for event in overview.events],
+        )

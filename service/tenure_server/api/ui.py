@@ -1,0 +1,20 @@
+"""GET /ui: the operator's page (jobs, alerts, leases, recent events), refreshing itself."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse
+
+from tenure_server.api import dashboard
+from tenure_server.api.dependencies import CallerDep
+from tenure_server.api.history import read_overview, visible
+from tenure_server.api.monitoring_dependencies import MonitoringDep
+
+router = APIRouter()
+
+
+@router.get("/ui", include_in_schema=False, response_class=HTMLResponse)
+async def ui(caller: CallerDep, monitoring: MonitoringDep) -> HTMLResponse:
+    caller.require("reader", "read the overview")
+    page = dashboard.render(visible(await read_overview(monitoring), caller))
+    return HTMLResponse(page, headers={"Cache-Control": "no-store"})

@@ -1,0 +1,123 @@
+"""Runs the statements of `sql/jobs.sql`: job definitions, the facts a job's status is computed
+from, and the job history. One method per statement, named after it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import cast
+
+from tenure._schedule import KeyFormat
+from tenure_server.db.repository import Record
+from tenure_server.db.statements import Statements, load
+from tenure_server.domain.history import JobRecord
+from tenure_server.domain.jobs import Job, JobSpec
+from tenure_server.domain.status import JobFacts, WindowFacts
+from tenure_server.domain.windows import Window
+
+
+class JobsRepository(Statements):
+    QUERIES = load("jobs.sql")
+
+    async def put_job(self, name: str, spec: JobSpec) -> Job | None:
+        """The job as written, or None when the PUT changed nothing."""
+        row = await self._fetchrow(
+            "put_job",
+            name,
+            spec.schedule,
+            spec.timezone,
+            spec.key,
+            spec.lease,
+            spec.deadline_seconds,
+            spec.max_runtime_seconds,
+            json.dumps(dict(spec.labels), sort_keys=True),
+        )
+        return None if row is None else _job(row)
+
+    async def get_job(self, name: str) -> Job | None:
+        row = await self._fetchrow("get_job", name)
+        return None if row is None else _job(row)
+
+    async def delete_job(self, name: str) -> bool:
+        return await self._fetchrow("delete_job", name) is not None
+
+    async def list_jobs(
+        self, after: str, prefix: str, prefix_end: str | None, limit: int
+    ) -> list[Job]:
+        return [
+            _job(row) for row in await self._fetch("list_jobs", after, prefix, prefix_end, limit)
+        ]
+
+    async def window_facts(
+        self, jobs: Sequence[str], named: Sequence[tuple[str, str]]
+    ) -> dict[str, JobFacts]:
+        """Per job: its latest completed and started windows, and the (job, key) windows named."""
+        rows = await self._fetch(
+            "window_facts", list(jobs), [job for job, _ in named], [key for _, key in named]
+        )
+        windows: dict[str, dict[str, WindowFacts]] = {job: {} for job in jobs}
+        completed: dict[str, Window] = {}
+        started: dict[str, WindowFacts] = {}
+        for row in rows:
+            facts = WindowFacts(_window(row), bool(row["lease_held"]))
+            job = row["job"]
+            if row["role"] == "completed":
+                completed[job] = facts.window
+            elif row["role"] == "started":
+                started[job] = facts
+            else:
+                windows.setdefault(job, {})[row["window_key"]] = facts
+        return {
+            job: JobFacts(windows.get(job, {}), completed.get(job), started.get(job))
+            for job in set(jobs) | set(windows)
+        }
+
+    async def job_events(self, job: str, before: int | None, limit: int) -> list[JobRecord]:
+        rows = await self._fetch("job_events", job, before, limit)
+        return [
+            JobRecord(
+                id=row["id"],
+                job=row["job"],
+                kind=row["kind"],
+                window=row["window_key"],
+                lease=row["lease"],
+                holder=row["holder"],
+                generation=row["generation"],
+                attempt=row["attempt"],
+                detail=row["detail"],
+                at=row["at"],
+            )
+            for row in rows
+        ]
+
+
+def _job(row: Record) -> Job:
+    spec = JobSpec(
+        schedule=row["schedule"],
+        timezone=row["timezone"],
+        key=cast(KeyFormat, row["key_format"]),
+        lease=row["lease"],
+        deadline_seconds=row["deadline_seconds"],
+        max_runtime_seconds=row["max_runtime_seconds"],
+        labels=json.loads(row["labels"]),
+    )
+    return Job(
+        name=row["name"],
+        spec=spec,
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        active_since=row["active_since"],
+    )
+
+
+def _window(row: Record) -> Window:
+    return Window(
+        job=row["job"],
+        window=row["window_key"],
+        lease=row["lease"],
+        holder=row["holder"],
+        generation=row["generation"],
+        attempt=row["attempts"],
+        started_at=row["started_at"],
+        completed_at=row["completed_at"],
+    )

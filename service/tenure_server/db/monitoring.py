@@ -1,0 +1,167 @@
+"""Runs the statements of `sql/monitoring.sql`: alert state, the webhook outbox, the lease and
+notable history, and retention. One method per statement, named after it.
+
+Methods taking a `Holding` are fenced by the monitor's own lease (see the file's header)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tenure_server.db.statements import Statements, load
+from tenure_server.domain.alerts import Alert, Delivery, OpenAlert
+from tenure_server.domain.history import LeaseRecord, NotableEvent
+from tenure_server.domain.status import LeaseView
+from tenure_server.domain.windows import Holding
+
+
+class Fenced(Exception):
+    """The monitor's lease is no longer held by this holding: nothing was written."""
+
+
+class MonitoringRepository(Statements):
+    QUERIES = load("monitoring.sql")
+
+    async def open_alert(
+        self, monitor: Holding, alert: Alert, payload: Mapping[str, Any], targets: Sequence[str]
+    ) -> bool:
+        """True when this call opened the alert; False when it was open already."""
+        row = await self._fetchrow(
+            "open_alert",
+            *_fence(monitor),
+            alert.kind,
+            alert.subject,
+            alert.window,
+            alert.lease,
+            alert.holder,
+            alert.generation,
+            alert.summary,
+            json.dumps(payload),
+            list(targets),
+        )
+        return _fenced(row, "opened")
+
+    async def resolve_alert(
+        self,
+        monitor: Holding,
+        alert: Alert,
+        reason: str,
+        payload: Mapping[str, Any],
+        targets: Sequence[str],
+    ) -> bool:
+        """True when this call resolved the alert; False when it was resolved already."""
+        row = await self._fetchrow(
+            "resolve_alert",
+            *_fence(monitor),
+            alert.kind,
+            alert.subject,
+            alert.window,
+            reason,
+            json.dumps(payload),
+            list(targets),
+        )
+        return _fenced(row, "resolved")
+
+    async def open_alerts(self, limit: int) -> list[OpenAlert]:
+        return [
+            OpenAlert(
+                Alert(
+                    kind=row["kind"],
+                    subject=row["subject"],
+                    window=row["window_key"],
+                    summary=row["summary"],
+                    lease=row["lease"],
+                    holder=row["holder"],
+                    generation=row["generation"],
+                ),
+                row["opened_at"],
+            )
+            for row in await self._fetch("open_alerts", limit)
+        ]
+
+    async def claim_deliveries(
+        self, monitor: Holding, limit: int, claim_seconds: float
+    ) -> list[Delivery]:
+        rows = await self._fetch("claim_deliveries", *_fence(monitor), limit, claim_seconds)
+        return [
+            Delivery(row["id"], row["target"], json.loads(row["payload"]), row["attempts"])
+            for row in rows
+        ]
+
+    async def record_attempt(
+        self,
+        delivery: Delivery,
+        *,
+        ok: bool,
+        status_code: int | None,
+        error: str | None,
+        duration: float,
+        retry_in: float | None,
+    ) -> bool:
+        """Record an attempt; False when the delivery was claimed again meanwhile."""
+        row = await self._fetchrow(
+            "record_attempt",
+            delivery.id,
+            delivery.attempt,
+            ok,
+            status_code,
+            error,
+            duration,
+            retry_in,
+        )
+        return row is not None and bool(row["current"])
+
+    async def delivery_backlog(self) -> dict[str, int]:
+        return {row["what"]: int(row["n"]) for row in await self._fetch("delivery_backlog")}
+
+    async def monitored_leases(self, limit: int) -> list[tuple[LeaseView, float | None]]:
+        rows = await self._fetch("monitored_leases", limit)
+        return [
+            (
+                LeaseView(
+                    name=row["name"],
+                    holder=row["holder"],
+                    generation=row["generation"],
+                    acquired_at=row["acquired_at"],
+                    expires_at=row["expires_at"],
+                    held=row["held"],
+                    expires_in_seconds=row["expires_in_seconds"],
+                ),
+                row["max_runtime_seconds"],
+            )
+            for row in rows
+        ]
+
+    async def lease_events(self, lease: str, before: int | None, limit: int) -> list[LeaseRecord]:
+        rows = await self._fetch("lease_events", lease, before, limit)
+        return [
+            LeaseRecord(
+                id=row["id"],
+                lease=row["lease"],
+                kind=row["kind"],
+                holder=row["holder"],
+                generation=row["generation"],
+                previous_holder=row["previous_holder"],
+                previous_generation=row["previous_generation"],
+                at=row["at"],
+            )
+            for row in rows
+        ]
+
+    async def recent_events(self, limit: int) -> list[NotableEvent]:
+        return [NotableEvent(**dict(row)) for row in await self._fetch("recent_events", limit)]
+
+    async def prune_events(self, retention_seconds: float, batch: int) -> int:
+        row = await self._fetchrow("prune_events", retention_seconds, batch)
+        return 0 if row is None else int(row["removed"])
+
+
+def _fence(monitor: Holding) -> tuple[str, str, int]:
+    return monitor.lease, monitor.holder, monitor.generation
+
+
+def _fenced(row: Any, flag: str) -> bool:
+    if row is None or not row["held"]:
+        raise Fenced("the monitor lease is no longer held by this holding")
+    return bool(row[flag])

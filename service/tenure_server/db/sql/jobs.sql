@@ -1,0 +1,114 @@
+-- Job definitions and what status computation reads (tenure_server/db/jobs.py). Each statement runs
+-- alone, as an autocommit transaction at READ COMMITTED.
+
+-- name: put_job
+-- $1 name, $2 schedule, $3 timezone, $4 key_format, $5 lease, $6 deadline_seconds,
+-- $7 max_runtime_seconds or NULL, $8 labels (jsonb).
+-- INSERT … ON CONFLICT serialises concurrent PUTs of one name on its row lock and re-checks the
+-- WHERE on the latest row: a PUT that changes nothing writes nothing and returns no row (the
+-- caller reads the job instead), so replicas registering the same job at start-up add no history.
+-- A new schedule (or a job revived after DELETE) takes effect now: active_since moves, and no
+-- occurrence before it is reported missed. The event is written by the same statement.
+WITH put AS (
+    INSERT INTO jobs AS j (name, schedule, timezone, key_format, lease, deadline_seconds,
+                           max_runtime_seconds, labels, created_at, updated_at, active_since)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), now(), now())
+    ON CONFLICT (name) DO UPDATE SET
+        schedule            = EXCLUDED.schedule,
+        timezone            = EXCLUDED.timezone,
+        key_format          = EXCLUDED.key_format,
+        lease               = EXCLUDED.lease,
+        deadline_seconds    = EXCLUDED.deadline_seconds,
+        max_runtime_seconds = EXCLUDED.max_runtime_seconds,
+        labels              = EXCLUDED.labels,
+        updated_at          = now(),
+        created_at          = CASE WHEN j.deleted_at IS NULL THEN j.created_at ELSE now() END,
+        active_since        = CASE
+            WHEN j.deleted_at IS NULL
+             AND (j.schedule, j.timezone, j.key_format)
+                 = (EXCLUDED.schedule, EXCLUDED.timezone, EXCLUDED.key_format)
+            THEN j.active_since ELSE now() END,
+        deleted_at          = NULL
+     WHERE j.deleted_at IS NOT NULL
+        OR (j.schedule, j.timezone, j.key_format, j.lease, j.deadline_seconds, j.labels)
+           IS DISTINCT FROM (EXCLUDED.schedule, EXCLUDED.timezone, EXCLUDED.key_format,
+                             EXCLUDED.lease, EXCLUDED.deadline_seconds, EXCLUDED.labels)
+        OR j.max_runtime_seconds IS DISTINCT FROM EXCLUDED.max_runtime_seconds
+    RETURNING j.name, j.schedule, j.timezone, j.key_format, j.lease, j.deadline_seconds,
+              j.max_runtime_seconds, j.labels, j.created_at, j.updated_at, j.active_since
+), event AS (
+    INSERT INTO job_events (job, kind, lease, detail)
+    SELECT name, CASE WHEN created_at = now() THEN 'registered' ELSE 'updated' END, lease,
+           schedule || ' ' || timezone
+      FROM put
+)
+SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtime_seconds,
+       labels, created_at, updated_at, active_since
+  FROM put;
+
+-- name: get_job
+-- $1 name. A plain read.
+SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtime_seconds,
+       labels, created_at, updated_at, active_since
+  FROM jobs
+ WHERE name = $1 AND deleted_at IS NULL;
+
+-- name: delete_job
+-- $1 name. Stamps deleted_at (the runtime role has no DELETE); only the first DELETE of a live
+-- job matches, so it alone records the event.
+WITH deleted AS (
+    UPDATE jobs SET deleted_at = now(), updated_at = now()
+     WHERE name = $1 AND deleted_at IS NULL
+    RETURNING name, lease
+), event AS (
+    INSERT INTO job_events (job, kind, lease) SELECT name, 'deleted', lease FROM deleted
+)
+SELECT name FROM deleted;
+
+-- name: list_jobs
+-- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
+-- $4 limit. Keyset pagination on the "C"-collated primary key: stable under concurrent writes.
+SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtime_seconds,
+       labels, created_at, updated_at, active_since
+  FROM jobs
+ WHERE deleted_at IS NULL AND name > $1 AND name >= $2 AND ($3::text IS NULL OR name < $3)
+ ORDER BY name
+ LIMIT $4;
+
+-- name: window_facts
+-- $1 jobs (text[]), $2 and $3 (job, window key) pairs as two text[] of one length.
+-- A read, one snapshot: for each job its latest completed and latest started window (index
+-- scans, LIMIT 1), and the windows named by the pairs; each with whether the holding that claimed
+-- it still holds its lease by the database clock.
+WITH picked AS (
+    SELECT 'completed' AS role, w.*
+      FROM unnest($1::text[]) AS j(job)
+     CROSS JOIN LATERAL (
+        SELECT * FROM job_windows
+         WHERE job = j.job AND completed_at IS NOT NULL
+         ORDER BY completed_at DESC LIMIT 1) AS w
+    UNION ALL
+    SELECT 'started' AS role, w.*
+      FROM unnest($1::text[]) AS j(job)
+     CROSS JOIN LATERAL (
+        SELECT * FROM job_windows WHERE job = j.job ORDER BY started_at DESC LIMIT 1) AS w
+    UNION ALL
+    SELECT 'named' AS role, w.*
+      FROM unnest($2::text[], $3::text[]) AS k(job, window_key)
+      JOIN job_windows AS w ON w.job = k.job AND w.window_key = k.window_key
+)
+SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts, p.started_at,
+       p.completed_at,
+       EXISTS (SELECT 1 FROM leases AS l
+                WHERE l.name = p.lease AND l.holder = p.holder AND l.generation = p.generation
+                  AND l.expires_at > now()) AS lease_held
+  FROM picked AS p;
+
+-- name: job_events
+-- $1 job, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the
+-- identity, so events written meanwhile never shift a page.
+SELECT id, job, kind, window_key, lease, holder, generation, attempt, detail, at
+  FROM job_events
+ WHERE job = $1 AND ($2::bigint IS NULL OR id < $2)
+ ORDER BY id DESC
+ LIMIT $3;

@@ -1,0 +1,175 @@
+-- Alerts, webhook deliveries, history and retention (tenure_server/db/monitoring.py). Each
+-- statement runs alone, as an autocommit transaction at READ COMMITTED.
+--
+-- Writes of the monitor loop are fenced like claim_window: the `holding` CTE share-locks the
+-- monitor's lease row, by name, holder and generation, unexpired by clock_timestamp(), until the
+-- statement commits. Taking the lease over needs a conflicting lock, so a monitor that lost its
+-- lease (paused, partitioned) writes nothing, and the new holder cannot have started in between.
+
+-- name: open_alert
+-- $1 monitor lease, $2 monitor holder, $3 monitor generation, $4 kind, $5 subject, $6 window,
+-- $7 lease, $8 holder, $9 generation, $10 summary, $11 payload (jsonb), $12 webhook targets
+-- (text[]). The primary key (kind, subject, window) makes the alert exist once however many
+-- monitors evaluate it: ON CONFLICT DO NOTHING; only the statement that inserted it writes its
+-- deliveries (the outbox) and its job event, in the same transaction.
+WITH holding AS (
+    SELECT 1 FROM leases
+     WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > clock_timestamp()
+       FOR SHARE
+), opened AS (
+    INSERT INTO alerts (kind, subject, window_key, lease, holder, generation, summary, opened_at,
+                        opened_by)
+    SELECT $4, $5, $6, $7, $8, $9, $10, now(), $3 FROM holding
+    ON CONFLICT (kind, subject, window_key) DO NOTHING
+    RETURNING kind, subject, window_key
+), outbox AS (
+    INSERT INTO webhook_deliveries (kind, subject, window_key, transition, target, payload)
+    SELECT o.kind, o.subject, o.window_key, 'opened', t.target, $11
+      FROM opened AS o CROSS JOIN unnest($12::text[]) AS t(target)
+), event AS (
+    INSERT INTO job_events (job, kind, window_key, lease, holder, generation, detail)
+    SELECT subject, 'alert_opened', window_key, $7, $8, $9, kind || ': ' || $10
+      FROM opened WHERE kind <> 'stuck'
+)
+SELECT (SELECT count(*) FROM holding) > 0 AS held, (SELECT count(*) FROM opened) > 0 AS opened;
+
+-- name: resolve_alert
+-- $1 monitor lease, $2 monitor holder, $3 monitor generation, $4 kind, $5 subject, $6 window,
+-- $7 reason, $8 payload (jsonb), $9 webhook targets (text[]). Fenced like open_alert; only the
+-- first resolution matches (resolved_at IS NULL, re-checked on the latest row after a lock wait),
+-- so the "resolved" deliveries are written once.
+WITH holding AS (
+    SELECT 1 FROM leases
+     WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > clock_timestamp()
+       FOR SHARE
+), resolved AS (
+    UPDATE alerts SET resolved_at = now(), resolved_by = $3
+     WHERE kind = $4 AND subject = $5 AND window_key = $6 AND resolved_at IS NULL
+       AND EXISTS (SELECT 1 FROM holding)
+    RETURNING kind, subject, window_key, lease, holder, generation
+), outbox AS (
+    INSERT INTO webhook_deliveries (kind, subject, window_key, transition, target, payload)
+    SELECT r.kind, r.subject, r.window_key, 'resolved', t.target, $8
+      FROM resolved AS r CROSS JOIN unnest($9::text[]) AS t(target)
+), event AS (
+    INSERT INTO job_events (job, kind, window_key, lease, holder, generation, detail)
+    SELECT subject, 'alert_resolved', window_key, lease, holder, generation, kind || ': ' || $7
+      FROM resolved WHERE kind <> 'stuck'
+)
+SELECT (SELECT count(*) FROM holding) > 0 AS held,
+       (SELECT count(*) FROM resolved) > 0 AS resolved;
+
+-- name: open_alerts
+-- $1 limit. A plain read of the alerts not yet resolved, oldest first.
+SELECT kind, subject, window_key, lease, holder, generation, summary, opened_at
+  FROM alerts
+ WHERE resolved_at IS NULL
+ ORDER BY opened_at
+ LIMIT $1;
+
+-- name: claim_deliveries
+-- $1 monitor lease, $2 monitor holder, $3 monitor generation, $4 limit, $5 seconds a claim lasts.
+-- Fenced: only the monitor holds deliveries. FOR UPDATE SKIP LOCKED lets two claims never take
+-- one row; moving next_attempt_at past the send timeout keeps a claimed delivery from being taken
+-- again while it is being sent. attempts counts claims, so a late record_attempt of an older
+-- claim is ignored.
+WITH holding AS (
+    SELECT 1 FROM leases
+     WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > clock_timestamp()
+       FOR SHARE
+), due AS (
+    SELECT id FROM webhook_deliveries
+     WHERE delivered_at IS NULL AND gave_up_at IS NULL AND next_attempt_at <= now()
+       AND EXISTS (SELECT 1 FROM holding)
+     ORDER BY next_attempt_at
+     LIMIT $4
+       FOR UPDATE SKIP LOCKED
+)
+UPDATE webhook_deliveries AS d
+   SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $5)
+  FROM due
+ WHERE d.id = due.id
+RETURNING d.id, d.target, d.payload::text AS payload, d.attempts;
+
+-- name: record_attempt
+-- $1 delivery id, $2 attempt (as claimed), $3 ok, $4 status code or NULL, $5 error or NULL,
+-- $6 duration seconds, $7 retry in seconds or NULL (give up). Records the attempt and moves the
+-- delivery on in one statement; a delivery claimed again since (attempts moved) is left alone,
+-- and one already delivered stays delivered.
+WITH delivery AS (
+    UPDATE webhook_deliveries
+       SET delivered_at    = CASE WHEN $3 THEN now() END,
+           gave_up_at      = CASE WHEN NOT $3 AND $7::float8 IS NULL THEN now() END,
+           next_attempt_at = CASE WHEN NOT $3 AND $7::float8 IS NOT NULL
+                                  THEN now() + make_interval(secs => $7::float8)
+                                  ELSE next_attempt_at END,
+           last_error      = $5
+     WHERE id = $1 AND attempts = $2 AND delivered_at IS NULL AND gave_up_at IS NULL
+    RETURNING id
+)
+INSERT INTO webhook_attempts (delivery, attempt, ok, status_code, error, duration_seconds)
+VALUES ($1, $2, $3, $4, $5, $6)
+RETURNING (SELECT count(*) FROM delivery) > 0 AS current;
+
+-- name: delivery_backlog
+-- A plain read for /metrics: deliveries still to send, and open alerts by kind.
+SELECT 'pending' AS what, count(*) AS n
+  FROM webhook_deliveries WHERE delivered_at IS NULL AND gave_up_at IS NULL
+UNION ALL
+SELECT 'open:' || kind, count(*) FROM alerts WHERE resolved_at IS NULL GROUP BY kind;
+
+-- name: monitored_leases
+-- $1 limit. Leases, held ones first and oldest holding first (stuck candidates lead), then the
+-- rest by name; with the smallest max_runtime_seconds of the live jobs running under each. A read.
+SELECT l.name, l.holder, l.generation, l.acquired_at, l.expires_at,
+       l.expires_at > now() AS held,
+       greatest(0, extract(epoch FROM l.expires_at - now()))::float8 AS expires_in_seconds,
+       (SELECT min(j.max_runtime_seconds) FROM jobs AS j
+         WHERE j.lease = l.name AND j.deleted_at IS NULL) AS max_runtime_seconds
+  FROM leases AS l
+ ORDER BY l.expires_at > now() DESC,
+          CASE WHEN l.expires_at > now() THEN l.acquired_at END,
+          l.name
+ LIMIT $1;
+
+-- name: lease_events
+-- $1 lease, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the
+-- identity (lease_events_by_lease).
+SELECT id, lease, kind, holder, generation, previous_holder, previous_generation, at
+  FROM lease_events
+ WHERE lease = $1 AND ($2::bigint IS NULL OR id < $2)
+ ORDER BY id DESC
+ LIMIT $3;
+
+-- name: recent_events
+-- $1 limit. The notable history across leases, jobs, fences and alerts, newest first: takeovers,
+-- lost leases, force-releases, fence rejections, alerts opened and resolved. A read.
+(SELECT at, 'lease' AS scope, lease AS subject, kind, holder, generation,
+        CASE WHEN previous_holder IS NULL THEN NULL
+             ELSE 'from ' || previous_holder || ' (generation ' || previous_generation || ')'
+        END AS detail
+   FROM lease_events
+  WHERE kind IN ('taken_over', 'renew_refused', 'force_released')
+  ORDER BY id DESC LIMIT $1)
+UNION ALL
+(SELECT at, 'fence', resource, kind, NULL, generation,
+        'lease ' || lease || coalesce(', highest ' || highest, '')
+   FROM fence_events
+  ORDER BY id DESC LIMIT $1)
+UNION ALL
+(SELECT opened_at, 'alert', subject, 'alert_opened', holder, generation, kind || ': ' || summary
+   FROM alerts
+  ORDER BY opened_at DESC LIMIT $1)
+UNION ALL
+(SELECT resolved_at, 'alert', subject, 'alert_resolved', holder, generation, kind
+   FROM alerts
+  WHERE resolved_at IS NOT NULL
+  ORDER BY resolved_at DESC LIMIT $1)
+ORDER BY at DESC
+LIMIT $1;
+
+-- name: prune_events
+-- $1 retention seconds, $2 batch size. Runs tenure_prune_events (migration 0002): at most $2 rows
+-- of each history table older than the retention go, oldest first; the caller repeats while a
+-- full batch went. Concurrent prunes delete disjoint or already-deleted rows: harmless.
+SELECT tenure_prune_events($1, $2) AS removed;

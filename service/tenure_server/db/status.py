@@ -1,0 +1,116 @@
+"""Job statuses and the operator's overview, computed by the pure rules of `domain.status` from
+one read of the facts, at the database clock."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from tenure_server.db.jobs import JobsRepository
+from tenure_server.db.monitoring import MonitoringRepository
+from tenure_server.db.repository import Repository
+from tenure_server.domain.alerts import OpenAlert
+from tenure_server.domain.history import NotableEvent
+from tenure_server.domain.jobs import Job
+from tenure_server.domain.status import (
+    Expectation,
+    JobFacts,
+    JobStatus,
+    LeaseAge,
+    expect,
+    job_status,
+    lease_age,
+)
+
+# Pages read when every job is needed (monitor, overview, metrics): bounded, not unbounded.
+JOB_PAGE = 500
+MAX_JOBS = 5000
+OPEN_ALERTS_LIMIT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluated:
+    """A job with where its schedule stands, the facts read, and the status they give."""
+
+    job: Job
+    expectation: Expectation
+    facts: JobFacts
+    status: JobStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    now: datetime
+    jobs: list[Evaluated]
+    leases: list[LeaseAge]
+    alerts: list[OpenAlert]
+    events: list[NotableEvent]
+
+
+class StatusReader:
+    def __init__(
+        self, repository: Repository, jobs: JobsRepository, monitoring: MonitoringRepository
+    ) -> None:
+        self._repository = repository
+        self._jobs = jobs
+        self._monitoring = monitoring
+
+    async def now(self) -> datetime:
+        return await self._repository.database_now()
+
+    async def all_jobs(self) -> list[Job]:
+        """Every live job, in name order (at most MAX_JOBS)."""
+        found: list[Job] = []
+        after = ""
+        while len(found) < MAX_JOBS:
+            page = await self._jobs.list_jobs(after, "", None, JOB_PAGE)
+            found.extend(page)
+            if len(page) < JOB_PAGE:
+                break
+            after = page[-1].name
+        return found[:MAX_JOBS]
+
+    async def evaluate(
+        self, jobs: Sequence[Job], now: datetime, extra: Sequence[tuple[str, str]] = ()
+    ) -> list[Evaluated]:
+        """Each job's status at `now`. `extra` names more (job, window) pairs to read, whose facts
+        come back in the job's `facts.windows` (the monitor's open alerts)."""
+        if not jobs and not extra:
+            return []
+        expectations = {job.name: expect(job, now) for job in jobs}
+        named = [
+            (name, key)
+            for name, expected in expectations.items()
+            for key in {expected.window, expected.overdue_window}
+        ]
+        facts = await self._jobs.window_facts(list(expectations), [*named, *extra])
+        return [
+            Evaluated(
+                job,
+                expectations[job.name],
+                facts.get(job.name, JobFacts()),
+                job_status(job, expectations[job.name], facts.get(job.name, JobFacts()), now),
+            )
+            for job in jobs
+        ]
+
+    async def lease_ages(self, stuck_after: float, limit: int) -> list[LeaseAge]:
+        now = await self.now()
+        return [
+            lease_age(lease, now, stuck_after, max_runtime)
+            for lease, max_runtime in await self._monitoring.monitored_leases(limit)
+        ]
+
+    async def overview(
+        self, *, stuck_after: float, lease_limit: int = 100, event_limit: int = 30
+    ) -> Overview:
+        now = await self.now()
+        jobs = await self.evaluate(await self.all_jobs(), now)
+        return Overview(
+            now=now,
+            jobs=jobs,
+            leases=await self.lease_ages(stuck_after, lease_limit),
+            alerts=await self._monitoring.open_alerts(OPEN_ALERTS_LIMIT),
+            events=await self._monitoring.recent_events(event_limit),
+        )

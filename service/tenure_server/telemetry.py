@@ -1,0 +1,357 @@
+"""Prometheus metrics and the event sink that feeds them and the structured logs.
+
+Two kinds of metrics, chosen for what each must mean (docs/metrics.md lists every one):
+
+- Counters and histograms count what this process served (acquisitions, refusals, takeovers,
+  request latency, …). Under several uvicorn workers they are shared through prometheus-client's
+  multiprocess mode: `tenure serve --workers N` points PROMETHEUS_MULTIPROC_DIR at a fresh folder
+  before the workers start, and /metrics sums the workers' files, so every scrape of a replica
+  sees the whole replica whichever worker answers. Sum them over replicas in PromQL.
+- Gauges of state (job status, lease age, open alerts) are read from the database, the one
+  authority, when /metrics is scraped, cached for `metrics_cache_seconds`. Every replica reports
+  the same values: aggregate them with max(), not sum().
+
+Label values are bounded: lease and job names (never holders, window keys or resources), and at
+most MAX_NAMES distinct names per label per process; later names are counted under "_other".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from tenure_server.db.status import Overview
+from tenure_server.domain.alerts import ALERT_KINDS
+from tenure_server.domain.errors import TenureError
+from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent
+from tenure_server.domain.status import JOB_STATES
+
+_events = logging.getLogger("tenure.events")
+_log = logging.getLogger("tenure.telemetry")
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+MAX_NAMES = 1000
+OTHER = "_other"
+REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+RUN_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400)
+
+
+class BoundedNames:
+    """The first MAX_NAMES distinct values pass through; later ones become "_other"."""
+
+    def __init__(self, limit: int = MAX_NAMES) -> None:
+        self._limit = limit
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, name: str) -> str:
+        with self._lock:
+            if name in self._seen:
+                return name
+            if len(self._seen) >= self._limit:
+                return OTHER
+            self._seen.add(name)
+            return name
+
+
+class Metrics:
+    """The counters and histograms of one app, in its own registry (no module-level state)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.lease = BoundedNames()
+        self.job = BoundedNames()
+
+        def counter(name: str, doc: str, labels: tuple[str, ...]) -> Counter:
+            return Counter(name, doc, labels, registry=self.registry)
+
+        self.acquisitions = counter(
+            "tenure_lease_acquisitions", "New holdings: free or expired leases taken.", ("lease",)
+        )
+        self.takeovers = counter(
+            "tenure_lease_takeovers",
+            "Holdings taken from an expired holder that never released.",
+            ("lease",),
+        )
+        self.refusals = counter(
+            "tenure_lease_refusals",
+            "Acquires refused because another holder holds the lease (skipped runs).",
+            ("lease",),
+        )
+        self.renew_refusals = counter(
+            "tenure_lease_renew_refusals",
+            "Renewals refused: leases lost by their holder.",
+            ("lease",),
+        )
+        self.releases = counter("tenure_lease_releases", "Holdings released.", ("lease",))
+        self.claims = counter("tenure_window_claims", "Windows claimed (attempts).", ("job",))
+        self.completions = counter("tenure_window_completions", "Windows completed.", ("job",))
+        self.fence_accepts = counter(
+            "tenure_fence_accepts", "Fence verifications accepted.", ("lease",)
+        )
+        self.fence_rejections = counter(
+            "tenure_fence_rejections",
+            "Fence verifications refused, by reason.",
+            ("lease", "reason"),
+        )
+        self.alerts = counter(
+            "tenure_alerts", "Alerts opened and resolved by this process.", ("kind", "transition")
+        )
+        self.webhook_attempts = counter(
+            "tenure_webhook_attempts",
+            "Webhook delivery attempts, by outcome.",
+            ("format", "result"),
+        )
+        self.monitor_passes = counter(
+            "tenure_monitor_passes", "Monitor loop passes, by role of this replica.", ("role",)
+        )
+        self.requests = Histogram(
+            "tenure_http_request_duration_seconds",
+            "HTTP request latency, by method, route template and status code.",
+            ("method", "route", "status"),
+            buckets=REQUEST_BUCKETS,
+            registry=self.registry,
+        )
+        self.run_durations = Histogram(
+            "tenure_job_run_duration_seconds",
+            "Duration of completed runs (claim to completion of a window).",
+            ("job",),
+            buckets=RUN_BUCKETS,
+            registry=self.registry,
+        )
+
+    def observe(self, event: Event) -> None:
+        if isinstance(event, LeaseEvent):
+            self._lease(event)
+        elif isinstance(event, WindowEvent):
+            job = self.job(event.job)
+            if event.kind == "claimed":
+                self.claims.labels(job).inc()
+            else:
+                self.completions.labels(job).inc()
+                if event.duration_seconds is not None:
+                    self.run_durations.labels(job).observe(event.duration_seconds)
+        elif isinstance(event, FenceEvent):
+            lease = self.lease(event.lease)
+            if event.rejection is None:
+                self.fence_accepts.labels(lease).inc()
+            else:
+                self.fence_rejections.labels(lease, event.rejection).inc()
+        elif isinstance(event, AlertEvent):
+            self.alerts.labels(event.kind, event.transition).inc()
+
+    def _lease(self, event: LeaseEvent) -> None:
+        lease = self.lease(event.lease)
+        if event.kind in ("acquired", "taken_over"):
+            self.acquisitions.labels(lease).inc()
+            if event.kind == "taken_over":
+                self.takeovers.labels(lease).inc()
+        elif event.kind == "refused":
+            self.refusals.labels(lease).inc()
+        elif event.kind == "renew_refused":
+            self.renew_refusals.labels(lease).inc()
+        elif event.kind == "released":
+            self.releases.labels(lease).inc()
+
+
+class TelemetrySink:
+    """The service's `EventSink`: one structured log line and the matching counters per event."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def record(self, event: Event) -> None:
+        try:
+            self._metrics.observe(event)
+            level = logging.WARNING if _notable(event) else logging.INFO
+            fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}
+            _events.log(level, event.name, extra={"event": event.name, **fields})
+        except Exception:  # telemetry must never fail an operation
+            _log.exception("could not record %s", type(event).__name__)
+
+
+def _notable(event: Event) -> bool:
+    """Events an operator should see at the default level as warnings."""
+    if isinstance(event, LeaseEvent):
+        return event.kind in ("taken_over", "renew_refused")
+    if isinstance(event, FenceEvent):
+        return event.rejection is not None
+    return isinstance(event, AlertEvent) and event.transition == "opened"
+
+
+@dataclass(frozen=True, slots=True)
+class Gauge:
+    name: str
+    doc: str
+    labels: tuple[str, ...]
+    samples: tuple[tuple[tuple[str, ...], float], ...]
+
+
+class DatabaseGauges:
+    """A Prometheus collector serving the last snapshot read from the database."""
+
+    def __init__(self, cache_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._cache_seconds = cache_seconds
+        self._clock = clock
+        self._taken_at: float | None = None
+        self._gauges: tuple[Gauge, ...] = ()
+        self._up = 0.0
+        self._refreshing = asyncio.Lock()
+
+    async def refresh(self, read: Callable[[], Awaitable[Iterable[Gauge]]]) -> None:
+        """Read the gauges again when the snapshot is older than the cache time; one reader at a
+        time, so a burst of scrapes costs one read."""
+        async with self._refreshing:
+            if not self.stale():
+                return
+            try:
+                self.update(await read())
+            except TenureError as error:
+                _log.warning("metrics: state gauges unavailable: %s", error.detail)
+                self.failed()
+
+    def stale(self) -> bool:
+        return self._taken_at is None or self._clock() - self._taken_at >= self._cache_seconds
+
+    def update(self, gauges: Iterable[Gauge]) -> None:
+        self._gauges = tuple(gauges)
+        self._taken_at = self._clock()
+        self._up = 1.0
+
+    def failed(self) -> None:
+        """The database could not be read: serve no state gauges rather than stale ones."""
+        self._gauges = ()
+        self._taken_at = self._clock()
+        self._up = 0.0
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily(
+            "tenure_database_up", "1 when the state gauges could be read from the database."
+        )
+        up.add_metric([], self._up)
+        yield up
+        for gauge in self._gauges:
+            family = GaugeMetricFamily(gauge.name, gauge.doc, labels=list(gauge.labels))
+            for values, value in gauge.samples:
+                family.add_metric(list(values), value)
+            yield family
+
+
+def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
+    """The state gauges of one overview read (documented in docs/metrics.md)."""
+    jobs = overview.jobs
+    held = [age for age in overview.leases if age.lease.held]
+
+    def per_job(values: Iterable[tuple[str, float | None]]) -> tuple[tuple[tuple[str], float], ...]:
+        return tuple(((name,), value) for name, value in values if value is not None)
+
+    return [
+        Gauge(
+            "tenure_job_status",
+            "1 for the job's current status, 0 for the others.",
+            ("job", "status"),
+            job_state_samples((item.job.name, item.status.status) for item in jobs),
+        ),
+        Gauge(
+            "tenure_job_last_duration_seconds",
+            "Duration of the job's last completed run.",
+            ("job",),
+            per_job((item.job.name, item.status.last_duration_seconds) for item in jobs),
+        ),
+        Gauge(
+            "tenure_job_last_completion_timestamp_seconds",
+            "When the job's last window was completed (Unix time).",
+            ("job",),
+            per_job((item.job.name, _timestamp(item.status.last_completed_at)) for item in jobs),
+        ),
+        Gauge(
+            "tenure_job_next_occurrence_timestamp_seconds",
+            "The job's next expected occurrence (Unix time).",
+            ("job",),
+            per_job(
+                (item.job.name, item.status.expectation.next_occurrence.timestamp())
+                for item in jobs
+            ),
+        ),
+        Gauge(
+            "tenure_job_slow",
+            "1 when the job's last run took more than half its interval.",
+            ("job",),
+            per_job((item.job.name, float(item.status.slow)) for item in jobs),
+        ),
+        Gauge(
+            "tenure_lease_holding_age_seconds",
+            "How long the current generation of a held lease has been held.",
+            ("lease",),
+            tuple(((age.lease.name,), age.held_for_seconds) for age in held),
+        ),
+        Gauge(
+            "tenure_lease_generation",
+            "The current generation of a held lease.",
+            ("lease",),
+            tuple(((age.lease.name,), float(age.lease.generation)) for age in held),
+        ),
+        Gauge(
+            "tenure_lease_stuck",
+            "1 when one generation has been held longer than its bound.",
+            ("lease",),
+            tuple(((age.lease.name,), float(age.stuck)) for age in held),
+        ),
+        Gauge(
+            "tenure_alerts_open",
+            "Alerts opened and not yet resolved, by kind.",
+            ("kind",),
+            tuple(((kind,), float(backlog.get(f"open:{kind}", 0))) for kind in ALERT_KINDS),
+        ),
+        Gauge(
+            "tenure_webhook_deliveries_pending",
+            "Webhook deliveries not yet delivered nor given up.",
+            (),
+            (((), float(backlog.get("pending", 0))),),
+        ),
+    ]
+
+
+def _timestamp(moment: datetime | None) -> float | None:
+    return None if moment is None else moment.timestamp()
+
+
+def job_state_samples(
+    states: Iterable[tuple[str, str]],
+) -> tuple[tuple[tuple[str, str], float], ...]:
+    """A state set: one sample per job and status, 1 for the job's status and 0 for the others."""
+    return tuple(
+        ((job, status), 1.0 if status == current else 0.0)
+        for job, current in states
+        for status in JOB_STATES
+    )
+
+
+class Telemetry:
+    """Everything observability an app owns: counters, the event sink, the database gauges."""
+
+    def __init__(self, cache_seconds: float) -> None:
+        self.metrics = Metrics()
+        self.sink = TelemetrySink(self.metrics)
+        self.gauges = DatabaseGauges(cache_seconds)
+        self.metrics.registry.register(self.gauges)
+
+    def exposition(self) -> bytes:
+        """The text format of every metric: this process's (or all workers') and the gauges."""
+        if os.environ.get(MULTIPROCESS_ENV):
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # unannotated upstream
+            registry.register(self.gauges)
+            return generate_latest(registry)
+        return generate_latest(self.metrics.registry)
