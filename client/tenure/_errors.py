@@ -4,7 +4,13 @@ TenureError                  anything the service refused, or could not be asked
 ├── TransportError           no answer: connection refused or reset, timeout, DNS, TLS
 ├── ServiceUnavailable       503 `storage-unavailable` (or a 502/503/504 from a proxy)
 ├── UnexpectedResponse       an answer this client cannot read (not JSON, missing fields)
+├── ShuttingDown             503 `shutting-down`: the replica is draining; retried like 503
 ├── InvalidRequest           422 `validation-error`: .errors lists the fields and messages
+├── Unauthenticated          401 `unauthenticated`: no token, or not a valid one
+├── Forbidden                403 `forbidden`: the principal's role or namespaces do not allow it
+│   └── HoldingOfAnotherPrincipal  403: right holder and generation, another principal's holding
+├── RateLimited              429 `rate-limited`: .retry_after
+├── PayloadTooLarge          413 `payload-too-large`
 ├── LeaseHeld                409 `lease-held`: .holder, .expires_at, .retry_after
 ├── LeaseLost                409 `lease-lost`: this holding is gone (expired, released, taken)
 ├── LeaseNotFound            404 `lease-not-found`
@@ -32,15 +38,21 @@ from typing import Any
 
 __all__ = [
     "FenceLeaseMismatch",
+    "Forbidden",
+    "HoldingOfAnotherPrincipal",
     "InvalidRequest",
     "JobNotFound",
     "LeaseHeld",
     "LeaseLost",
     "LeaseNotFound",
+    "PayloadTooLarge",
+    "RateLimited",
     "ServiceUnavailable",
+    "ShuttingDown",
     "StaleGeneration",
     "TenureError",
     "TransportError",
+    "Unauthenticated",
     "UnexpectedResponse",
     "UnknownGeneration",
     "WindowCompleted",
@@ -105,6 +117,41 @@ class ServiceUnavailable(TenureError):
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
         self.retry_after = retry_after
+
+
+class ShuttingDown(ServiceUnavailable):
+    """The replica that answered is shutting down; another replica (or a retry) will serve."""
+
+
+class Unauthenticated(TenureError):
+    """The service needs a valid bearer token (`TENURE_TOKEN`)."""
+
+
+class Forbidden(TenureError):
+    """The token's principal may not do this, or not on this name (its namespaces)."""
+
+
+class HoldingOfAnotherPrincipal(Forbidden):
+    """The holding named belongs to another principal, even with the right holder string."""
+
+
+class RateLimited(TenureError):
+    """Over the principal's request rate; `retry_after` seconds until the next request passes."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = 429,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.retry_after = retry_after
+
+
+class PayloadTooLarge(TenureError):
+    """The request body is over the service's limit."""
 
 
 class UnexpectedResponse(TenureError):

@@ -19,14 +19,20 @@ from urllib.parse import quote
 
 from tenure._errors import (
     FenceLeaseMismatch,
+    Forbidden,
+    HoldingOfAnotherPrincipal,
     InvalidRequest,
     JobNotFound,
     LeaseHeld,
     LeaseLost,
     LeaseNotFound,
+    PayloadTooLarge,
+    RateLimited,
     ServiceUnavailable,
+    ShuttingDown,
     StaleGeneration,
     TenureError,
+    Unauthenticated,
     UnexpectedResponse,
     UnknownGeneration,
     WindowCompleted,
@@ -405,6 +411,16 @@ _PROBLEMS: Mapping[str, Decoder] = {
         d, current_generation=_optional_int(p, "current_generation"), status=s, problem=p
     ),
     "storage-unavailable": _storage_unavailable,
+    "shutting-down": lambda d, s, p, h: ShuttingDown(
+        d, retry_after=retry_after(h), status=s, problem=p
+    ),
+    "unauthenticated": _simple(Unauthenticated),
+    "forbidden": _simple(Forbidden),
+    "holding-of-another-principal": _simple(HoldingOfAnotherPrincipal),
+    "rate-limited": lambda d, s, p, h: RateLimited(
+        d, retry_after=retry_after(h), status=s, problem=p
+    ),
+    "payload-too-large": _simple(PayloadTooLarge),
 }
 
 

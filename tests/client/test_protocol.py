@@ -12,13 +12,19 @@ import pytest
 
 from tenure import (
     FenceLeaseMismatch,
+    Forbidden,
+    HoldingOfAnotherPrincipal,
     InvalidRequest,
     LeaseHeld,
     LeaseLost,
     LeaseNotFound,
+    PayloadTooLarge,
+    RateLimited,
     ServiceUnavailable,
+    ShuttingDown,
     StaleGeneration,
     TenureError,
+    Unauthenticated,
     UnexpectedResponse,
     UnknownGeneration,
     WindowCompleted,
@@ -124,6 +130,12 @@ def test_lease_held_carries_holder_expiry_and_retry_after() -> None:
             ServiceUnavailable,
             {"retry_after": 2.0},
         ),
+        ("shutting-down", 503, {}, ShuttingDown, {}),
+        ("unauthenticated", 401, {}, Unauthenticated, {}),
+        ("forbidden", 403, {}, Forbidden, {}),
+        ("holding-of-another-principal", 403, {}, HoldingOfAnotherPrincipal, {}),
+        ("rate-limited", 429, {}, RateLimited, {}),
+        ("payload-too-large", 413, {}, PayloadTooLarge, {}),
     ],
 )
 def test_every_problem_type_decodes_to_its_exception(
@@ -137,6 +149,17 @@ def test_every_problem_type_decodes_to_its_exception(
     assert error.problem["type"] == f"/problems/{slug}"
     for name, value in fields.items():
         assert getattr(error, name) == value
+
+
+def test_the_client_knows_every_problem_type_the_service_answers() -> None:
+    """No problem type of the service falls through to the base class, except those that are
+    the service's own failures or that nobody receives."""
+    from tenure_server.api.problems import ALL_TYPES
+
+    generic = {"internal-error", "not-found", "method-not-allowed", "http-error"}
+    nobody_reads = {"request-abandoned"}  # answered to a caller that already went away
+    served = {kind.slug for kind in ALL_TYPES} - generic - nobody_reads
+    assert served <= set(P._PROBLEMS)
 
 
 def test_unknown_problem_type_is_the_base_class_with_the_raw_problem() -> None:
