@@ -83,7 +83,7 @@ class Operations:
             while True:
                 released.clear()
                 try:
-                    lease, began = await self._acquire_now(name, holder, ttl, principal)
+                    lease, began, grant = await self._acquire_now(name, holder, ttl, principal)
                 except LeaseHeld as held:
                     remaining = deadline - loop.time()
                     if remaining <= 0:
@@ -99,12 +99,12 @@ class Operations:
                         raise ShuttingDown() from None
                     continue
                 if abandoned is not None and abandoned.is_set():
-                    # Withdraw only a holding this request began, and only while its expiry is
-                    # still the one it set: the same holder may hold it through another request
-                    # (a retry, answered 200) that re-acquired before or after this one.
+                    # Withdraw only a holding this request began, and only while its grant is the
+                    # latest: the same holder may hold it through another request (a retry,
+                    # answered 200) that re-acquired or renewed before or after this one.
                     if began:
                         await self._repository.release_lease(
-                            name, holder, lease.generation, principal, lease.expires_at
+                            name, holder, lease.generation, principal, grant
                         )
                     raise RequestAbandoned(name)
                 return lease
@@ -115,15 +115,16 @@ class Operations:
 
     async def _acquire_now(
         self, name: str, holder: str, ttl: float, principal: str | None
-    ) -> tuple[Lease, bool]:
-        """The lease, and whether this call began the holding (False: it extended it)."""
+    ) -> tuple[Lease, bool, str]:
+        """The lease, whether this call began the holding (False: it extended it), and the
+        grant's id."""
         for _ in range(DECISION_ATTEMPTS):
             acquired = await self._repository.acquire_lease(name, holder, ttl, principal)
             if acquired is not None:
-                lease, event = acquired
+                lease, event, grant = acquired
                 if event is not None:
                     self._sink.record(event)
-                return lease, event is not None
+                return lease, event is not None, grant
             current = await self._repository.get_lease(name)
             refusal = acquire_refusal(name, holder, principal, current)
             if refusal is not None:

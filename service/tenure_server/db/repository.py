@@ -85,23 +85,26 @@ class Repository:
 
     async def acquire_lease(
         self, name: str, holder: str, ttl: float, principal: str | None
-    ) -> tuple[Lease, LeaseEvent | None] | None:
-        """The lease, and the event when this call began a new holding (None: extended)."""
+    ) -> tuple[Lease, LeaseEvent | None, str] | None:
+        """The lease, the event when this call began a new holding (None: extended), and the
+        grant's id (release_lease withdraws only that grant)."""
         row = await self._fetchrow("acquire_lease", name, holder, ttl, principal)
         if row is None:
             return None
         facts = dict(row)
-        new, took_over, previous = (
+        new, took_over, previous, grant = (
             facts.pop("new_holding"),
             facts.pop("took_over"),
             facts.pop("previous_holder"),
+            facts.pop("grant_id"),
         )
         lease = Lease(**facts)
         if not new:
-            return lease, None
+            return lease, None, grant
         kind: LeaseEventKind = "taken_over" if took_over else "acquired"
         before = lease.generation - 1 or None
-        return lease, LeaseEvent(kind, name, lease.holder, lease.generation, previous, before)
+        event = LeaseEvent(kind, name, lease.holder, lease.generation, previous, before)
+        return lease, event, grant
 
     async def renew_lease(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None
@@ -114,10 +117,10 @@ class Repository:
         holder: str,
         generation: int,
         principal: str | None,
-        expires_at: datetime | None = None,
+        grant: str | None = None,
     ) -> Lease | None:
         return _lease(
-            await self._fetchrow("release_lease", name, holder, generation, principal, expires_at)
+            await self._fetchrow("release_lease", name, holder, generation, principal, grant)
         )
 
     async def force_release_lease(self, name: str, actor: str) -> Lease | None:

@@ -8,16 +8,18 @@
 -- the lease expired and gets generation + 1; the others get no row. The same holder acquiring a
 -- lease it still holds gets its generation back with a new expiry (a retried request never makes
 -- a second generation) — only if it is the same principal too, so a holder string cannot be
--- borrowed across principals. now() is this statement's start: after a wait on the row lock it lags the
--- wall clock, which can only refuse an acquire or shorten an expiry, never overlap two holdings.
+-- borrowed across principals. now() is this statement's start: after a wait on the row lock it
+-- lags the wall clock, which can only refuse an acquire or give a shorter new holding, never
+-- overlap two holdings; an expiry already granted is never moved earlier (greatest()).
 -- The event is written by the same statement, only when a new holding began (this transaction
--- stamped acquired_xact).
+-- stamped acquired_xact). granted_xact names this very grant (every acquire and renew stamps it),
+-- so that a grant can be withdrawn without touching a later one.
 -- new_holding, took_over and previous_holder tell the caller what to log and count.
 WITH acquired AS (
     INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
-                             expires_at, acquired_xact, principal)
+                             expires_at, acquired_xact, granted_xact, principal)
     VALUES ($1, $2, 1, $3, now(), now(), now() + make_interval(secs => $3), pg_current_xact_id(),
-            $4)
+            pg_current_xact_id(), $4)
     ON CONFLICT (name) DO UPDATE SET
         holder          = EXCLUDED.holder,
         generation      = CASE WHEN l.expires_at > now() THEN l.generation
@@ -37,12 +39,14 @@ WITH acquired AS (
                                ELSE l.released_at IS NULL END,
         acquired_xact   = CASE WHEN l.expires_at > now() THEN l.acquired_xact
                                ELSE pg_current_xact_id() END,
+        granted_xact    = pg_current_xact_id(),
         principal       = EXCLUDED.principal
      WHERE l.expires_at <= now()
         OR (l.holder = EXCLUDED.holder AND l.principal IS NOT DISTINCT FROM EXCLUDED.principal)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
-              l.acquired_xact = pg_current_xact_id() AS new_holding
+              l.acquired_xact = pg_current_xact_id() AS new_holding,
+              l.granted_xact::text AS grant_id
 ), event AS (
     INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
                               previous_generation)
@@ -54,7 +58,7 @@ WITH acquired AS (
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
        principal, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds,
-       new_holding, took_over, previous_holder
+       new_holding, took_over, previous_holder, grant_id
   FROM acquired;
 
 -- name: renew_lease
@@ -67,7 +71,7 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- holder counts on that answer until its own send time + TTL.
 WITH renewed AS (
     UPDATE leases
-       SET renewed_at = now(), ttl_seconds = $4,
+       SET renewed_at = now(), ttl_seconds = $4, granted_xact = pg_current_xact_id(),
            expires_at = greatest(expires_at, now() + make_interval(secs => $4))
      WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > now()
        AND principal IS NOT DISTINCT FROM $5
@@ -85,19 +89,19 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
   FROM renewed;
 
 -- name: release_lease
--- $1 name, $2 holder, $3 generation, $4 principal, $5 expiry or NULL.
+-- $1 name, $2 holder, $3 generation, $4 principal, $5 grant or NULL.
 -- Expires the holding at once without deleting the row, so the generation never restarts at 1.
 -- least() keeps an already-expired lease's expiry where it was. Only the first release of a
 -- holding matches (released_at IS NULL), so it alone records the event and wakes waiters: the
 -- notification is delivered at commit, when the lease is free for them to take. With $5, only
--- the grant that set that expiry is released: a waiting acquire whose caller went away must not
--- release a holding the same holder was granted again (a retry) or renewed meanwhile.
+-- while that grant is the latest: a waiting acquire whose caller went away must not release a
+-- holding the same holder was granted again (a retry answered 200) or renewed meanwhile.
 WITH released AS (
     UPDATE leases
        SET expires_at = least(expires_at, now()), released_at = now()
      WHERE name = $1 AND holder = $2 AND generation = $3 AND released_at IS NULL
        AND principal IS NOT DISTINCT FROM $4
-       AND ($5::timestamptz IS NULL OR expires_at = $5)
+       AND ($5::text IS NULL OR granted_xact = $5::text::xid8)
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
               released_at, principal
 ), event AS (

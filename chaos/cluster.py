@@ -1,0 +1,157 @@
+"""The processes of a run: every one started in its own session (so a signal reaches its whole
+process group), logged to `<run>/logs/<name>.log`, and killed when the run ends whatever happens;
+and the service replicas (`tenure serve`), which the nemesis pauses, kills and restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+TENURE = Path(sys.executable).parent / "tenure"
+READY_TIMEOUT = 60.0
+STOP_TIMEOUT = 5.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Processes:
+    """Every process the harness started; `kill_all` ends each one's process group."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        logs.mkdir(parents=True, exist_ok=True)
+        self.started: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(
+        self, name: str, argv: list[str], env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        with (self.logs / f"{name}.log").open("ab") as log:
+            process = subprocess.Popen(  # noqa: S603 - our own commands, arguments built here
+                argv,
+                env=dict(env) if env is not None else None,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        self.started[name] = process
+        return process
+
+    @staticmethod
+    def send(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)
+
+    def kill(self, process: subprocess.Popen[bytes]) -> None:
+        self.send(process, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(STOP_TIMEOUT)
+
+    def stop(self, processes: list[subprocess.Popen[bytes]], timeout: float = STOP_TIMEOUT) -> None:
+        """Resume (if paused), ask to stop (SIGTERM), and kill what has not stopped in time."""
+        for process in processes:
+            self.send(process, signal.SIGCONT)
+            self.send(process, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for process in processes:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(max(0.0, deadline - time.monotonic()))
+            self.kill(process)
+
+    def kill_all(self) -> None:
+        for process in self.started.values():
+            self.send(process, signal.SIGCONT)
+            self.kill(process)
+
+
+async def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
+    """Return once GET `url` answers 200; fail if the process exits first. Callers bound it
+    with `asyncio.timeout`."""
+    async with httpx.AsyncClient(timeout=1.0) as http:
+        while process.poll() is None:
+            with contextlib.suppress(httpx.HTTPError):
+                if (await http.get(url)).status_code == 200:
+                    return
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
+
+
+@dataclass
+class Replica:
+    index: int
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+class Cluster:
+    """Replicas of `tenure serve` on one database URL (the proxy's), with the harness's env."""
+
+    def __init__(self, processes: Processes, count: int, env: Mapping[str, str]) -> None:
+        self.processes = processes
+        self.env = dict(env)
+        self.replicas = [Replica(index, free_port()) for index in range(count)]
+        self.restarts = 0
+
+    @property
+    def urls(self) -> list[str]:
+        return [replica.url for replica in self.replicas]
+
+    async def start(self, index: int) -> None:
+        replica = self.replicas[index]
+        name = f"service{index}" + (f".{self.restarts}" if self.restarts else "")
+        replica.process = self.processes.start(
+            name, [str(TENURE), "serve", "--port", str(replica.port)], self.env
+        )
+        async with asyncio.timeout(READY_TIMEOUT):
+            await wait_ready(f"{replica.url}/readyz", replica.process)
+
+    async def kill(self, index: int) -> None:
+        process = self.replicas[index].process
+        if process is not None:
+            await asyncio.to_thread(self.processes.kill, process)
+        self.restarts += 1
+
+    def signal(self, index: int, sig: signal.Signals) -> None:
+        process = self.replicas[index].process
+        if process is not None:
+            self.processes.send(process, sig)
+
+    def stop(self) -> None:
+        self.processes.stop([r.process for r in self.replicas if r.process is not None])
+
+
+def service_env(database_url: str, data_dir: Path, extra: Mapping[str, str]) -> dict[str, str]:
+    """The replicas' environment: nothing of the caller's TENURE_* settings, short TTLs allowed."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TENURE_")}
+    return env | {
+        "TENURE_DATABASE_URL": database_url,
+        "TENURE_DATA_DIR": str(data_dir),
+        "TENURE_MIN_TTL_SECONDS": "0.1",
+        "TENURE_LOG_LEVEL": "warning",
+        "TENURE_LOG_FORMAT": "text",
+        "TENURE_POOL_MIN_SIZE": "2",
+        "TENURE_POOL_MAX_SIZE": "10",
+        **extra,
+    }

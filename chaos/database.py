@@ -1,0 +1,164 @@
+"""The harness's own PostgreSQL: pgserver's binaries in a fresh data folder, on a loopback port,
+that the nemesis can stop (`fast` or `immediate`) and start again.
+
+pgserver itself starts a server on a unix socket and stops it when the last process using it
+exits; the harness needs a TCP port (the service reaches the database through `chaos.proxy`) and
+restarts under its own control, so it drives `initdb` and `pg_ctl` from `pgserver`'s folder
+directly. As root, like pgserver, it runs them as the `pgserver` system user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import asyncpg
+
+with warnings.catch_warnings():  # pgserver asks platformdirs for XDG_RUNTIME_DIR on import
+    warnings.simplefilter("ignore")
+    from pgserver._commands import POSTGRES_BIN_PATH
+
+StopMode = Literal["fast", "immediate"]
+SYSTEM_USER = "pgserver"
+PG_CTL_TIMEOUT = 60.0
+# Settings of every run. track_commit_timestamp gives each fenced row its commit instant, the
+# order property 4 checks; max_connections covers 32 workers, three replicas and the storm.
+BASE_SETTINGS: Mapping[str, str] = {
+    "listen_addresses": "'127.0.0.1'",
+    "unix_socket_directories": "''",
+    "max_connections": "400",
+    "track_commit_timestamp": "on",
+    "shared_buffers": "128MB",
+    "logging_collector": "off",
+    "log_min_messages": "warning",
+}
+# What the report shows as "the database settings in effect".
+REPORTED_SETTINGS = (
+    "server_version",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "wal_level",
+    "wal_writer_delay",
+    "track_commit_timestamp",
+    "max_connections",
+    "default_transaction_isolation",
+)
+
+
+def _as_system_user() -> tuple[str | None, Path | None]:
+    """The user to run the server as (None: this one), and that user's home for pgserver."""
+    if os.geteuid() != 0:
+        return None, None
+    try:
+        entry = pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        # A fixed argument list, as pgserver itself does it (pgserver.utils.ensure_user_exists).
+        subprocess.run(  # noqa: S603
+            ["/usr/sbin/useradd", "-s", "/bin/bash", SYSTEM_USER], check=True, timeout=30
+        )
+        entry = pwd.getpwnam(SYSTEM_USER)
+    return SYSTEM_USER, Path(entry.pw_dir)
+
+
+class EmbeddedPostgres:
+    """One PostgreSQL server in `root/data`, on 127.0.0.1:`port`."""
+
+    def __init__(self, port: int, root: Path | None = None) -> None:
+        self.root = root or Path(tempfile.mkdtemp(prefix="tnchaos"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.data = self.root / "data"
+        self.log = self.root / "postgres.log"
+        self.port = port
+        self.user, _ = _as_system_user()
+        self.running = False
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def _run(self, program: str, *arguments: str, timeout: float = PG_CTL_TIMEOUT) -> None:
+        command = [str(Path(POSTGRES_BIN_PATH) / program), *arguments]
+        subprocess.run(  # noqa: S603 - pgserver's own binaries, arguments built here
+            command,
+            check=True,
+            user=self.user,
+            timeout=timeout,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def initialize(self, settings: Mapping[str, str] | None = None) -> None:
+        """initdb, then write the settings (BASE_SETTINGS, then `settings`) to its config."""
+        if self.user is not None:
+            shutil.chown(self.root, self.user)
+            self.root.chmod(0o755)
+            for parent in self.root.parents:  # let the server's user reach its folder
+                parent.chmod(parent.stat().st_mode | 0o055)
+        self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "-E", "utf8")
+        lines = [f"{key} = {value}" for key, value in {**BASE_SETTINGS, **(settings or {})}.items()]
+        with (self.data / "postgresql.conf").open("a", encoding="utf-8") as config:
+            config.write("\n# chaos harness\nport = {}\n{}\n".format(self.port, "\n".join(lines)))
+
+    def start(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "start")
+        self.running = True
+
+    def stop(self, mode: StopMode = "fast") -> None:
+        self.running = False
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")
+
+    def postmaster_pid(self) -> int | None:
+        try:
+            return int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def destroy(self) -> None:
+        """Stop the server however it can be stopped, and delete its folder."""
+        with contextlib.suppress(subprocess.SubprocessError, OSError):
+            self.stop("immediate")
+        pid = self.postmaster_pid()
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+async def execute(url: str, *statements: str) -> None:
+    connection = await asyncpg.connect(url, timeout=10)
+    try:
+        for statement in statements:
+            await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+async def settings_in_effect(url: str) -> dict[str, str]:
+    connection = await asyncpg.connect(url, timeout=10)
+    try:
+        rows = await connection.fetch(
+            "SELECT name, setting, unit FROM pg_settings WHERE name = any($1::text[])",
+            list(REPORTED_SETTINGS),
+        )
+    finally:
+        await connection.close()
+    return {row["name"]: row["setting"] + (row["unit"] or "") for row in rows}
+
+
+async def lease_generations(url: str) -> dict[str, int]:
+    """Every lease's generation as the database has it now (the durability probe)."""
+    connection = await asyncpg.connect(url, timeout=10)
+    try:
+        rows = await connection.fetch("SELECT name, generation FROM leases")
+    finally:
+        await connection.close()
+    return {row["name"]: row["generation"] for row in rows}

@@ -1,0 +1,282 @@
+"""The nemesis: a seeded schedule of faults, each injected, then healed, then followed by a
+liveness probe (an acquire of a lease of its own, retried until it succeeds).
+
+    F1  a worker holding a lease is paused (SIGSTOP) past the longest TTL, then resumed
+    F2  a service replica is paused (SIGSTOP) for 1-2 TTLs, then resumed
+    F3  a service replica is killed (SIGKILL) and restarted; healed when it is ready again
+    F4  the database is stopped (`fast` or `immediate`) right after an acknowledged acquire, and
+        started again; its lease generations are read at once (the durability probe)
+    F5  the proxy between the service and the database adds delay, holds every byte (a black
+        hole that ends with the connections reset), resets connections, refuses new ones
+    F6  some workers hold their next fenced transaction open for 0.5-2 TTLs
+    F7  a storm: 64 clients race for one lease with a 100 ms TTL
+    F8  a window worker is paused between its claim and its completion, past the TTL
+    F9  (a topology, not an event) several replicas, clients pick one at random per request
+
+Faults run one at a time, so each heal is followed by its own probe; a fault that could not
+heal before the end of the run is not started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chaos.actor import Actor
+from chaos.cluster import Cluster, Processes
+from chaos.database import EmbeddedPostgres, StopMode, lease_generations
+from chaos.history import Recorder
+from chaos.proxy import Proxy
+
+FAULTS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9")
+PROBE_LEASE = "chaos.probe"
+DURABILITY_LEASE = "chaos.durability"
+PROBE_INTERVAL = 0.05
+
+
+@dataclass(frozen=True)
+class Fault:
+    at: float  # seconds after the start of the run
+    kind: str
+    duration: float
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _plan_one(kind: str, rng: random.Random, ttl: float) -> Fault:
+    """A fault of `kind` with its duration and parameters drawn (at is filled in later)."""
+    match kind:
+        case "F1" | "F8":
+            return Fault(0, kind, round(rng.uniform(1.2, 2.0) * ttl + 0.2, 3))
+        case "F2":
+            return Fault(0, kind, round(rng.uniform(1.0, 2.0) * ttl, 3))
+        case "F3":
+            return Fault(0, kind, round(rng.uniform(0.2, 1.0), 3))
+        case "F4":
+            mode = rng.choice(["fast", "immediate"])
+            return Fault(0, kind, round(rng.uniform(0.3, 1.5), 3), {"mode": mode})
+        case "F5":
+            return Fault(0, kind, round(rng.uniform(3.0, 6.0), 3))
+        case "F6":
+            return Fault(0, kind, round(2 * ttl + 1, 3))
+        case _:  # F7
+            return Fault(0, kind, round(rng.uniform(2.0, 4.0), 3))
+
+
+def schedule(
+    faults: list[str], duration: float, seed: int, ttl: float, *, warmup: float = 2.0
+) -> list[Fault]:
+    """The faults of a run, in order: every enabled fault in turn (reshuffled each round), with
+    gaps, none ending later than the tail the run keeps for its final checks."""
+    rng = random.Random(seed)  # noqa: S311 - a seeded schedule, reproducible, no secret
+    kinds = [kind for kind in faults if kind != "F9"]
+    plan: list[Fault] = []
+    at, end = warmup, duration - (2 * ttl + 4)
+    while kinds:
+        rng.shuffle(kinds)
+        for kind in kinds:
+            fault = _plan_one(kind, rng, ttl)
+            if at + fault.duration > end:
+                return plan
+            plan.append(Fault(round(at, 3), kind, fault.duration, fault.params))
+            at += fault.duration + ttl + rng.uniform(1.0, 3.0)
+    return plan
+
+
+@dataclass
+class Targets:
+    """What the nemesis acts on."""
+
+    run: Path
+    processes: Processes
+    cluster: Cluster
+    database: EmbeddedPostgres
+    proxy: Proxy
+    workers: list[subprocess.Popen[bytes]]
+    window_workers: list[subprocess.Popen[bytes]]
+    storm: list[subprocess.Popen[bytes]]
+    names: Mapping[int, str]  # pid -> worker name (for its state file)
+
+
+class Nemesis:
+    def __init__(
+        self,
+        targets: Targets,
+        recorder: Recorder,
+        seed: int,
+        ttl: float,
+        *,
+        crash: StopMode | None = None,
+    ) -> None:
+        self.targets = targets
+        self.crash = crash  # every F4 stops the database this way (else as scheduled)
+        self.recorder = recorder
+        self.rng = random.Random(seed + 1)  # noqa: S311 - a seeded schedule, no secret
+        self.ttl = ttl
+        self.probes = Recorder(targets.run / "history" / "probe.jsonl", "probe")
+        self.injected: dict[str, int] = {}
+        self.actions: dict[str, Callable[[Fault], Awaitable[dict[str, Any]]]] = {
+            "F1": self.pause_worker,
+            "F2": self.pause_service,
+            "F3": self.kill_service,
+            "F4": self.restart_database,
+            "F5": self.disturb_network,
+            "F6": self.long_transactions,
+            "F7": self.storm,
+            "F8": self.pause_window_worker,
+        }
+
+    async def run(self, plan: list[Fault], started: float, end: float, bound: float) -> None:
+        for fault in plan:
+            await asyncio.sleep(max(0.0, started + fault.at - time.monotonic()))
+            if time.monotonic() + fault.duration + self.ttl > end:
+                return  # it could not heal before the end
+            self.event(fault.kind, "start", {"duration": fault.duration, **fault.params})
+            detail = await self.actions[fault.kind](fault)
+            self.event(fault.kind, "heal", detail)
+            self.injected[fault.kind] = self.injected.get(fault.kind, 0) + 1
+            await self.probe(bound)
+
+    def close(self) -> None:
+        self.probes.close()
+
+    def event(self, fault: str, phase: str, detail: Mapping[str, Any]) -> None:
+        record = {"type": "fault", "fault": fault, "phase": phase, "t": time.monotonic()}
+        self.recorder.write(record | {"detail": dict(detail)})
+
+    def actor(self, name: str, recorder: Recorder | None = None) -> Actor:
+        return Actor(
+            name,
+            recorder or self.recorder,
+            self.targets.cluster.urls,
+            rng=self.rng,
+            pool=None,
+            http=None,
+            downstream=None,
+            timeout=1.0,
+        )
+
+    async def probe(self, bound: float) -> None:
+        """Acquire (then release) the probe lease until it works, at most `bound` seconds."""
+        actor = self.actor("probe", self.probes)
+        deadline = time.monotonic() + bound
+        try:
+            while time.monotonic() < deadline:
+                holding = await actor.acquire(PROBE_LEASE, 1.0)
+                if holding is not None:
+                    await actor.release(holding)
+                    return
+                await asyncio.sleep(PROBE_INTERVAL)
+        finally:
+            await actor.close()
+
+    # Faults ------------------------------------------------------------------------------------
+
+    def _holding(self, processes: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+        """A worker that holds a lease now (its state file says so), else any of them."""
+        state = self.targets.run / "state"
+        holding = [
+            process
+            for process in processes
+            if (state / self.targets.names[process.pid]).exists()
+            and (state / self.targets.names[process.pid]).read_text(encoding="utf-8").strip()
+        ]
+        return self.rng.choice(holding or processes)
+
+    async def _pause(self, process: subprocess.Popen[bytes], seconds: float) -> None:
+        self.targets.processes.send(process, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self.targets.processes.send(process, signal.SIGCONT)
+
+    async def pause_worker(self, fault: Fault) -> dict[str, Any]:
+        process = self._holding(self.targets.workers)
+        await self._pause(process, fault.duration)
+        return {"worker": self.targets.names[process.pid]}
+
+    async def pause_window_worker(self, fault: Fault) -> dict[str, Any]:
+        if not self.targets.window_workers:
+            return {"skipped": "no window workers"}
+        process = self._holding(self.targets.window_workers)
+        await self._pause(process, fault.duration)
+        return {"worker": self.targets.names[process.pid]}
+
+    async def pause_service(self, fault: Fault) -> dict[str, Any]:
+        index = self.rng.randrange(len(self.targets.cluster.replicas))
+        self.targets.cluster.signal(index, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(fault.duration)
+        finally:
+            self.targets.cluster.signal(index, signal.SIGCONT)
+        return {"replica": index}
+
+    async def kill_service(self, fault: Fault) -> dict[str, Any]:
+        index = self.rng.randrange(len(self.targets.cluster.replicas))
+        await self.targets.cluster.kill(index)
+        await asyncio.sleep(fault.duration)
+        await self.targets.cluster.start(index)
+        return {"replica": index}
+
+    async def restart_database(self, fault: Fault) -> dict[str, Any]:
+        mode: StopMode = self.crash or fault.params.get("mode", "fast")
+        actor = self.actor(f"nemesis-{self.rng.getrandbits(16):04x}")
+        try:  # an acknowledgement the crash must not lose
+            acknowledged = await actor.acquire(DURABILITY_LEASE, 0.2)
+        finally:
+            await actor.close()
+        database = self.targets.database
+        await asyncio.to_thread(database.stop, mode)
+        await asyncio.sleep(fault.duration)
+        await asyncio.to_thread(database.start)
+        probed = time.monotonic()
+        generations = await lease_generations(database.url("tenure"))
+        self.recorder.write(
+            {"type": "db_probe", "t": probed, "mode": mode, "generations": generations}
+        )
+        return {"mode": mode, "acknowledged": None if acknowledged is None else 1}
+
+    async def disturb_network(self, fault: Fault) -> dict[str, Any]:
+        proxy, steps = self.targets.proxy, []
+        end = time.monotonic() + fault.duration
+        try:
+            while time.monotonic() < end:
+                step = self.rng.choice(["delay", "blackhole", "reset", "refuse"])
+                seconds = min(self.rng.uniform(0.4, 1.5), max(0.0, end - time.monotonic()))
+                if step == "delay":
+                    proxy.set_delay(self.rng.uniform(0, 0.2), self.rng.uniform(0, 0.3), 0.1)
+                elif step == "blackhole":
+                    proxy.blackhole(True)
+                elif step == "reset":
+                    proxy.reset()
+                else:
+                    proxy.refuse(True)
+                steps.append(step)
+                await asyncio.sleep(seconds)
+                proxy.heal()
+        finally:
+            proxy.heal()
+        return {"steps": steps}
+
+    async def long_transactions(self, fault: Fault) -> dict[str, Any]:
+        chosen = self.rng.sample(self.targets.workers, max(1, len(self.targets.workers) // 4))
+        for process in chosen:
+            self.targets.processes.send(process, signal.SIGUSR1)
+        await asyncio.sleep(fault.duration)
+        return {"workers": [self.targets.names[process.pid] for process in chosen]}
+
+    async def storm(self, fault: Fault) -> dict[str, Any]:
+        for process in self.targets.storm:
+            self.targets.processes.send(process, signal.SIGUSR1)
+        try:
+            await asyncio.sleep(fault.duration)
+        finally:
+            for process in self.targets.storm:
+                self.targets.processes.send(process, signal.SIGUSR2)
+        return {"processes": len(self.targets.storm)}
