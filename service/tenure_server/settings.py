@@ -62,7 +62,10 @@ class Settings(BaseSettings):
         default=False,
         description="Allow binding to a non-loopback address with authentication off.",
     )
-    max_body_bytes: int = Field(default=65536, ge=1024, description="Largest request body.")
+    max_body_bytes: int = Field(default=262144, ge=1024, description="Largest request body.")
+    max_batch_size: int = Field(
+        default=1000, ge=1, le=10000, description="Most holdings in one batch renew."
+    )
     rate_limit_per_second: float = Field(
         default=0, ge=0, description="Requests per second per principal; 0 turns it off."
     )

@@ -17,6 +17,12 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("POST", "/v1/leases/{ns}job/acquire", {"holder": "h", "ttl_seconds": 30}, "client"),
     ("POST", "/v1/leases/{ns}job/renew", {**HOLDING, "ttl_seconds": 30}, "client"),
     ("POST", "/v1/leases/{ns}job/release", HOLDING, "client"),
+    (
+        "POST",
+        "/v1/leases/renew",
+        {"holder": "h", "ttl_seconds": 30, "leases": [{"name": "{ns}job", "generation": 1}]},
+        "client",
+    ),
     ("POST", "/v1/leases/{ns}job/force-release", None, "admin"),
     ("GET", "/v1/leases/{ns}job", None, "reader"),
     ("GET", "/v1/leases?prefix={ns}", None, "reader"),
@@ -36,6 +42,8 @@ def fill(value: Any, ns: str) -> Any:
         return value.replace("{ns}", ns)
     if isinstance(value, dict):
         return {key: fill(item, ns) for key, item in value.items()}
+    if isinstance(value, list):
+        return [fill(item, ns) for item in value]
     return value
 
 

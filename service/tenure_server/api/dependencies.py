@@ -1,4 +1,8 @@
-"""What handlers receive: the caller, and the operations and limits the lifespan put on the app."""
+"""What handlers receive: the caller, and the operations and limits the lifespan put on the app.
+
+All are `async def` although none awaits: FastAPI runs a plain `def` dependency in a worker
+thread, and that hand-off cost more CPU than the rest of an acquire (bench/README.md).
+"""
 
 from __future__ import annotations
 
@@ -14,22 +18,22 @@ from tenure_server.domain.principals import Principal
 from tenure_server.domain.ratelimit import RateLimiter
 
 
-def _operations(request: Request) -> Operations:
+async def _operations(request: Request) -> Operations:
     operations: Operations = request.app.state.operations
     return operations
 
 
-def _repository(request: Request) -> Repository:
+async def _repository(request: Request) -> Repository:
     repository: Repository = request.app.state.repository
     return repository
 
 
-def _limits(request: Request) -> Limits:
+async def _limits(request: Request) -> Limits:
     limits: Limits = request.app.state.limits
     return limits
 
 
-def _caller(request: Request) -> Principal:
+async def _caller(request: Request) -> Principal:
     """The authenticated principal (the anonymous admin when authentication is off), after its
     rate limit, if one is configured."""
     authenticator: Authenticator = request.app.state.authenticator

@@ -10,14 +10,17 @@ from fastapi import APIRouter, Query, Request
 from tenure_server.api.dependencies import CallerDep, LimitsDep, OperationsDep
 from tenure_server.api.schemas import (
     AcquireRequest,
+    HoldingRefOut,
     LeaseName,
     LeaseOut,
     LeasePage,
     ReleaseRequest,
+    RenewManyRequest,
+    RenewManyResult,
     RenewRequest,
     problem_responses,
 )
-from tenure_server.domain.errors import Forbidden, LeaseNotFound
+from tenure_server.domain.errors import Forbidden, InvalidInput, LeaseNotFound
 from tenure_server.domain.names import NAME_MAX_LENGTH
 
 router = APIRouter(prefix="/v1/leases", tags=["leases"])
@@ -70,6 +73,32 @@ async def renew(
     ttl = limits.ttl(body.ttl_seconds)
     lease = await operations.renew(name, body.holder, body.generation, ttl, caller.name)
     return LeaseOut.of(lease)
+
+
+@router.post("/renew", responses=problem_responses(401, 403))
+async def renew_many(
+    body: RenewManyRequest,
+    request: Request,
+    caller: CallerDep,
+    operations: OperationsDep,
+    limits: LimitsDep,
+) -> RenewManyResult:
+    """Renew many holdings of one holder in one statement (a process holding many leases renews
+    them together). Each holding is renewed or reported lost exactly as a single renew would."""
+    holdings = [(ref.name, ref.generation) for ref in body.leases]
+    names = [name for name, _ in holdings]
+    if len(holdings) > request.app.state.max_batch_size:
+        raise InvalidInput("leases", f"at most {request.app.state.max_batch_size} per request")
+    if len(set(names)) != len(names):
+        raise InvalidInput("leases", "each lease may appear once")
+    caller.require("client", "renew", *names)
+    renewed, lost = await operations.renew_many(
+        holdings, body.holder, limits.ttl(body.ttl_seconds), caller.name
+    )
+    return RenewManyResult(
+        renewed=[LeaseOut.of(lease) for lease in renewed],
+        lost=[HoldingRefOut(name=name, generation=generation) for name, generation in lost],
+    )
 
 
 @router.post("/{name}/release", responses=problem_responses(401, 403, 404, 409))

@@ -22,12 +22,12 @@ class Monitoring:
     stuck_after_seconds: float
 
 
-def _monitoring(request: Request) -> Monitoring:
+async def _monitoring(request: Request) -> Monitoring:
     monitoring: Monitoring = request.app.state.monitoring
     return monitoring
 
 
-def _telemetry(request: Request) -> Telemetry:
+async def _telemetry(request: Request) -> Telemetry:
     telemetry: Telemetry = request.app.state.telemetry
     return telemetry
 

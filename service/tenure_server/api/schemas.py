@@ -80,6 +80,19 @@ class RenewRequest(_Body):
     ttl_seconds: Seconds
 
 
+class HoldingRef(_Body):
+    name: NameField
+    generation: Generation
+
+
+class RenewManyRequest(_Body):
+    holder: Holder
+    ttl_seconds: Seconds
+    leases: list[HoldingRef] = Field(
+        min_length=1, description="The holdings to renew (at most TENURE_MAX_BATCH_SIZE)."
+    )
+
+
 class ReleaseRequest(_Body):
     holder: Holder
     generation: Generation
@@ -142,6 +155,16 @@ class LeaseOut(BaseModel):
             held=lease.held,
             expires_in_seconds=lease.expires_in_seconds,
         )
+
+
+class HoldingRefOut(BaseModel):
+    name: str
+    generation: int
+
+
+class RenewManyResult(BaseModel):
+    renewed: list[LeaseOut] = Field(description="Holdings renewed, with their new expiry.")
+    lost: list[HoldingRefOut] = Field(description="Holdings no longer held: stop their work.")
 
 
 class WindowOut(BaseModel):

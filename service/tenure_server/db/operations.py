@@ -141,6 +141,22 @@ class Operations:
             raise renew_refusal(name, holder, generation, principal, current)
         return lease
 
+    async def renew_many(
+        self,
+        holdings: list[tuple[str, int]],
+        holder: str,
+        ttl: float,
+        principal: str | None = None,
+    ) -> tuple[list[Lease], list[tuple[str, int]]]:
+        """Renew many holdings of one holder in one statement: the renewed leases, and the
+        (name, generation) pairs that are lost (expired, released, taken over, or never held)."""
+        renewed = await self._repository.renew_leases(holdings, holder, ttl, principal)
+        kept = {lease.name for lease in renewed}
+        lost = [(name, generation) for name, generation in holdings if name not in kept]
+        for name, generation in lost:
+            self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
+        return renewed, lost
+
     async def release(
         self, name: str, holder: str, generation: int, principal: str | None = None
     ) -> Lease:

@@ -111,6 +111,18 @@ class Repository:
     ) -> Lease | None:
         return _lease(await self._fetchrow("renew_lease", name, holder, generation, ttl, principal))
 
+    async def renew_leases(
+        self,
+        holdings: list[tuple[str, int]],
+        holder: str,
+        ttl: float,
+        principal: str | None,
+    ) -> list[Lease]:
+        names = [name for name, _ in holdings]
+        generations = [generation for _, generation in holdings]
+        rows = await self._fetch("renew_leases", names, generations, holder, ttl, principal)
+        return [Lease(**dict(row)) for row in rows]
+
     async def release_lease(
         self,
         name: str,

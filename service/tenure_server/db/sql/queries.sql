@@ -88,6 +88,40 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM renewed;
 
+-- name: renew_leases
+-- $1 names, $2 generations (parallel arrays), $3 holder, $4 ttl_seconds, $5 principal.
+-- Many holdings of one holder in one statement, each renewed exactly as renew_lease would. The
+-- locking CTE re-checks holder, generation and expiry on each latest row and takes the rows in
+-- name order, so two batches of one holder cannot deadlock; the UPDATE then touches only rows
+-- this statement holds. Refusals of existing leases are recorded like single ones.
+WITH wanted AS (
+    SELECT name, generation FROM unnest($1::text[], $2::bigint[]) AS w(name, generation)
+), locked AS (
+    SELECT l.name
+      FROM leases AS l
+      JOIN wanted AS w ON l.name = w.name AND l.generation = w.generation
+     WHERE l.holder = $3 AND l.expires_at > now() AND l.principal IS NOT DISTINCT FROM $5
+     ORDER BY l.name
+       FOR NO KEY UPDATE OF l
+), renewed AS (
+    UPDATE leases
+       SET renewed_at = now(), ttl_seconds = $4, granted_xact = pg_current_xact_id(),
+           expires_at = greatest(expires_at, now() + make_interval(secs => $4))
+     WHERE name IN (SELECT name FROM locked)
+    RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
+              released_at, principal
+), refused AS (
+    INSERT INTO lease_events (lease, kind, holder, generation)
+    SELECT w.name, 'renew_refused', $3, w.generation
+      FROM wanted AS w
+     WHERE EXISTS (SELECT 1 FROM leases AS l WHERE l.name = w.name)
+       AND NOT EXISTS (SELECT 1 FROM renewed AS r WHERE r.name = w.name)
+)
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       principal, expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM renewed;
+
 -- name: release_lease
 -- $1 name, $2 holder, $3 generation, $4 principal, $5 grant or NULL.
 -- Expires the holding at once without deleting the row, so the generation never restarts at 1.
