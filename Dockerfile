@@ -1,12 +1,22 @@
 # The Tenure service image.
 #
 #   docker build -t tenure:0.1.0 .
-#   docker run --rm -p 8080:8080 -e TENURE_DATABASE_URL=postgresql://… tenure:0.1.0
+#   docker run --rm -p 8080:8080 -e TENURE_DATABASE_URL=postgresql://… \
+#     -v "$PWD/tokens.toml:/etc/tenure/tokens.toml:ro" -e TENURE_TOKENS_FILE=/etc/tenure/tokens.toml \
+#     tenure:0.1.0
 #
 # A container must be given TENURE_DATABASE_URL: the embedded PostgreSQL that `tenure serve`
 # starts without it is for a laptop, and its data would die with the container. Run one process
 # per container (TENURE_WORKERS=1) and scale with replicas: each process keeps its own pool.
 # Every other setting is a TENURE_* environment variable (see docs/operations.md).
+#
+# A container must also be given authentication. The image listens on all interfaces
+# (TENURE_HOST=0.0.0.0, so that a port can be published), and the service refuses to start there
+# without TENURE_TOKENS_FILE (a tokens file mounted read-only, made with `tenure token new`; or
+# TENURE_TOKENS with the same TOML) or, for a throw-away container only,
+# TENURE_ALLOW_UNAUTHENTICATED_REMOTE=true. One-off commands never listen: run them with
+# `-e TENURE_HOST=127.0.0.1`, e.g. `docker run --rm -e TENURE_HOST=127.0.0.1 -e
+# TENURE_DATABASE_URL=… tenure:0.1.0 migrate`.
 #
 # Both stages use the same base image, pinned by its exact version: the virtual environment built
 # in the first stage is copied into the second and points at the same interpreter. To pin the
@@ -46,6 +56,7 @@ RUN groupadd --gid 10001 tenure \
 
 COPY --from=builder /opt/venv /opt/venv
 
+# Listening on 0.0.0.0 needs TENURE_TOKENS_FILE (or the explicit allowance) at run time: above.
 ENV PATH="/opt/venv/bin:${PATH}" \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

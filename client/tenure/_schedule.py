@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -115,6 +115,8 @@ def window_key(occurrence: datetime, key: KeyFormat = "occurrence") -> str:
     if key == "date":
         return occurrence.date().isoformat()
     if key == "previous_day":
+        if occurrence.date() == date.min:
+            raise ValueError("the first day of year 1 has no previous day")
         return (occurrence.date() - timedelta(days=1)).isoformat()
     # Unreachable for typed callers; the service passes strings from the wire.
     raise ValueError(f"unknown key format {key!r}: use 'occurrence', 'date' or 'previous_day'")

@@ -68,6 +68,13 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
         signal.signal(signal.SIGTERM, _exit_normally)
         settings = load_settings(host=host, port=port, workers=workers)
         _log.info("no TENURE_DATABASE_URL: using the embedded PostgreSQL in %s", settings.data_dir)
+    if not settings.auth_configured:
+        _log.warning(
+            "authentication is OFF (no TENURE_TOKENS_FILE): %s",
+            "listening on loopback only"
+            if not settings.allow_unauthenticated_remote
+            else "TENURE_ALLOW_UNAUTHENTICATED_REMOTE lets anyone who can reach it act as admin",
+        )
     _log.info("Tenure listening on http://%s:%d (docs at /docs)", settings.host, settings.port)
     if settings.workers == 1:
         uvicorn.run(

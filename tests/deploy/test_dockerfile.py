@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
+
+from tenure_server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -161,6 +164,29 @@ def test_entrypoint_runs_tenure_serve_on_all_interfaces(final: Stage) -> None:
     assert env.get("TENURE_HOST") == "0.0.0.0"
     assert env.get("TENURE_WORKERS", "1") == "1"
     assert "8080" in " ".join(final.all("EXPOSE")).split()
+
+
+def test_the_image_does_not_serve_without_authentication(
+    final: Stage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image listens on 0.0.0.0 and never turns authentication off by itself: with only a
+    database URL the service refuses to start, naming TENURE_TOKENS_FILE; given a tokens file,
+    or the explicit allowance, it starts."""
+    for name in Settings.model_fields:
+        monkeypatch.delenv(f"TENURE_{name.upper()}", raising=False)
+    image = {
+        name: value for name, value in environment(final).items() if name.startswith("TENURE_")
+    }
+    assert "TENURE_ALLOW_UNAUTHENTICATED_REMOTE" not in image
+    for name, value in (image | {"TENURE_DATABASE_URL": "postgresql://tenure@db/tenure"}).items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ValidationError, match="TENURE_TOKENS_FILE"):
+        Settings()
+    monkeypatch.setenv("TENURE_TOKENS_FILE", "/etc/tenure/tokens.toml")
+    assert Settings().auth_configured
+    monkeypatch.delenv("TENURE_TOKENS_FILE")
+    monkeypatch.setenv("TENURE_ALLOW_UNAUTHENTICATED_REMOTE", "true")
+    assert Settings().host == "0.0.0.0"
 
 
 def test_healthcheck_asks_healthz_without_curl(final: Stage) -> None:

@@ -28,11 +28,25 @@ LINT_KUBE_VERSION = "v1.30.0"
 Manifest = dict[str, Any]
 Values = dict[str, Any]
 
-REQUIRED: Values = {"database": {"existingSecret": "tenure-db"}}
+# Settings only the listening service needs: the migration Job binds to loopback instead, so it
+# needs neither the tokens nor the allowance to run without them.
+SERVER_ONLY = {"TENURE_HOST", "TENURE_TOKENS_FILE", "TENURE_ALLOW_UNAUTHENTICATED_REMOTE"}
+AUTH_REQUIRED = "authentication is not configured"
+
+# The two values every release must set: the database URL's Secret, and authentication (here the
+# tokens file; "unauthenticated" below is the explicit alternative).
+REQUIRED: Values = {
+    "database": {"existingSecret": "tenure-db"},
+    "auth": {"tokens": {"enabled": True, "existingSecret": "tenure-tokens"}},
+}
+UNAUTHENTICATED: Values = {"auth": {"tokens": {"enabled": False}, "allowUnauthenticated": True}}
 COMBINATIONS: dict[str, Values] = {
     "defaults": {},
     "autoscaling": {"autoscaling": {"enabled": True, "targetMemoryUtilizationPercentage": 80}},
-    "service-monitor": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
+    "service-monitor": {
+        **UNAUTHENTICATED,
+        "serviceMonitor": {"enabled": True, "labels": {"release": "prom"}},
+    },
     "service-monitor-auth": {
         "serviceMonitor": {"enabled": True, "bearerTokenSecret": {"name": "tenure-scrape"}}
     },
@@ -43,7 +57,7 @@ COMBINATIONS: dict[str, Values] = {
             "databaseTo": [{"ipBlock": {"cidr": "10.20.0.0/16"}}],
         }
     },
-    "tokens": {"auth": {"tokens": {"enabled": True, "existingSecret": "tenure-tokens"}}},
+    "unauthenticated": UNAUTHENTICATED,
     "migration-role": {"migration": {"database": {"existingSecret": "tenure-db-owner"}}},
     "no-migration-job": {"migration": {"enabled": False}},
     "single-replica": {"replicaCount": 1},
@@ -52,7 +66,7 @@ COMBINATIONS: dict[str, Values] = {
     },
     "everything": {
         "autoscaling": {"enabled": True},
-        "serviceMonitor": {"enabled": True},
+        "serviceMonitor": {"enabled": True, "bearerTokenSecret": {"name": "tenure-scrape"}},
         "networkPolicy": {"enabled": True},
         "auth": {"tokens": {"enabled": True, "existingSecret": "tenure-tokens"}},
         "extraEnv": [{"name": "TZ", "value": "UTC"}],
@@ -262,7 +276,7 @@ def test_replicas_leave_migrations_to_the_hook_job(chart: helm.Chart) -> None:
 
 def test_migration_job_is_a_pre_install_and_pre_upgrade_hook(chart: helm.Chart) -> None:
     """`tenure migrate` runs as a pre-install/pre-upgrade hook, replaced before each attempt and
-    deleted after success, with the same settings as the replicas."""
+    deleted after success, with the same settings as the replicas but the listening ones."""
     manifests = render(chart)
     job = only(manifests, "Job")
     annotations = job["metadata"]["annotations"]
@@ -274,6 +288,8 @@ def test_migration_job_is_a_pre_install_and_pre_upgrade_hook(chart: helm.Chart) 
     settings = only(manifests, "ConfigMap")["data"]
     job_env = env_values(job)
     for name, value in settings.items():
+        if name in SERVER_ONLY:
+            continue
         assert job_env[name] == value, name
 
 
@@ -288,7 +304,7 @@ def test_migration_job_can_use_its_own_role(chart: helm.Chart) -> None:
     }
 
 
-@pytest.mark.parametrize("combination", ["defaults", "everything", "tokens"])
+@pytest.mark.parametrize("combination", ["defaults", "everything", "unauthenticated"])
 def test_configmap_settings_are_accepted_by_the_service(
     chart: helm.Chart, combination: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -395,9 +411,15 @@ def test_network_policy_allows_the_api_dns_and_database_only(chart: helm.Chart) 
 
 def test_tokens_secret_is_mounted_as_the_tokens_file(chart: helm.Chart) -> None:
     """auth.tokens mounts the existing Secret read-only and points TENURE_TOKENS_FILE at the file;
-    off by default, and never given to the migration Job."""
-    assert "TENURE_TOKENS_FILE" not in only(render(chart), "ConfigMap")["data"]
-    manifests = render(chart, COMBINATIONS["tokens"])
+    never given to the migration Job, and absent when authentication is off."""
+    unauthenticated = render(chart, UNAUTHENTICATED)
+    assert "TENURE_TOKENS_FILE" not in only(unauthenticated, "ConfigMap")["data"]
+    assert not [
+        v
+        for v in only(unauthenticated, "Deployment")["spec"]["template"]["spec"]["volumes"]
+        if "secret" in v
+    ]
+    manifests = render(chart)
     deployment = only(manifests, "Deployment")
     (volume,) = [v for v in deployment["spec"]["template"]["spec"]["volumes"] if "secret" in v]
     assert volume["secret"]["secretName"] == "tenure-tokens"
@@ -407,6 +429,70 @@ def test_tokens_secret_is_mounted_as_the_tokens_file(chart: helm.Chart) -> None:
     path = only(manifests, "ConfigMap")["data"]["TENURE_TOKENS_FILE"]
     assert path == f"{mount['mountPath']}/tokens"
     assert "TENURE_TOKENS_FILE" not in env_values(only(manifests, "Job"))
+
+
+def settings_of(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The service's Settings for exactly these environment variables."""
+    for name in list(Settings.model_fields):
+        monkeypatch.delenv(f"TENURE_{name.upper()}", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return Settings()
+
+
+def test_unauthenticated_is_an_explicit_choice(chart: helm.Chart) -> None:
+    """auth.allowUnauthenticated sets TENURE_ALLOW_UNAUTHENTICATED_REMOTE=true for the service
+    only; with tokens it is never set."""
+    manifests = render(chart, UNAUTHENTICATED)
+    assert only(manifests, "ConfigMap")["data"]["TENURE_ALLOW_UNAUTHENTICATED_REMOTE"] == "true"
+    assert "TENURE_ALLOW_UNAUTHENTICATED_REMOTE" not in env_values(only(manifests, "Job"))
+    assert "TENURE_ALLOW_UNAUTHENTICATED_REMOTE" not in only(render(chart), "ConfigMap")["data"]
+
+
+@pytest.mark.parametrize("combination", ["defaults", "everything", "unauthenticated"])
+def test_the_migration_job_starts_whatever_the_authentication(
+    chart: helm.Chart, combination: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Job's settings pass the service's binding rule: `tenure migrate` never listens, so
+    it runs on loopback and needs neither the tokens nor the allowance."""
+    job = only(render(chart, COMBINATIONS[combination]), "Job")
+    env = {name: value for name, value in env_values(job).items() if isinstance(value, str)}
+    settings = settings_of(env | {"TENURE_DATABASE_URL": "postgresql://m@db/tenure"}, monkeypatch)
+    assert settings.host == "127.0.0.1"
+    assert not settings.auth_configured
+    assert not settings.allow_unauthenticated_remote
+
+
+def test_rendering_without_authentication_fails(chart: helm.Chart) -> None:
+    """Secure by default: neither tokens nor the explicit allowance fails the render, saying
+    what to set (the service would refuse to start on 0.0.0.0 anyway)."""
+    with pytest.raises(helm.HelmRenderError, match=AUTH_REQUIRED) as failure:
+        render(chart, {"auth": {"tokens": {"enabled": False}}})
+    for value in ("auth.tokens.enabled", "auth.tokens.existingSecret", "auth.allowUnauthenticated"):
+        assert value in str(failure.value)
+
+
+def notes(chart: helm.Chart, *layers: Values) -> str:
+    files = chart.render(merged(REQUIRED, *layers), name=RELEASE, namespace=NAMESPACE)
+    (text,) = [text for path, text in files.items() if path.endswith("NOTES.txt")]
+    return text
+
+
+def test_notes_say_how_authentication_is_set_up(chart: helm.Chart) -> None:
+    """The install notes tell how to add a principal when tokens are on, and warn loudly when
+    authentication is off."""
+    on = notes(chart)
+    assert "tenure token new" in on
+    assert "tenure-tokens" in on
+    assert "WARNING" not in on
+    assert "WARNING: authentication is OFF" in notes(chart, UNAUTHENTICATED)
+
+
+def test_scraping_a_protected_service_needs_a_reader_token(chart: helm.Chart) -> None:
+    """With tokens on, a ServiceMonitor without a bearer token Secret fails the render: every
+    scrape of /metrics would be a 401."""
+    with pytest.raises(helm.HelmRenderError, match=r"bearerTokenSecret\.name is required"):
+        render(chart, {"serviceMonitor": {"enabled": True}})
 
 
 def test_image_reference_uses_digest_when_given(chart: helm.Chart) -> None:
@@ -426,6 +512,8 @@ def test_settings_change_rolls_the_pods(chart: helm.Chart) -> None:
         return value
 
     assert checksum({}) != checksum({"config": {"logLevel": "debug"}})
+    assert checksum({}) != checksum(UNAUTHENTICATED)
+    assert checksum({}) != checksum({"auth": {"tokens": {"mountPath": "/etc/tokens"}}})
 
 
 BAD_VALUES: dict[str, tuple[Values, str]] = {
@@ -441,7 +529,14 @@ BAD_VALUES: dict[str, tuple[Values, str]] = {
     "bad log level": ({"config": {"logLevel": "verbose"}}, "/config/logLevel"),
     "privileged port": ({"containerPort": 80}, "/containerPort"),
     "port out of range": ({"service": {"port": 70000}}, "/service/port"),
-    "tokens without secret": ({"auth": {"tokens": {"enabled": True}}}, "/auth/tokens"),
+    "tokens without secret": (
+        {"auth": {"tokens": {"enabled": True, "existingSecret": ""}}},
+        "/auth/tokens",
+    ),
+    "allowUnauthenticated not a boolean": (
+        {"auth": {"allowUnauthenticated": "yes"}},
+        "/auth/allowUnauthenticated",
+    ),
     "bad percentage": ({"podDisruptionBudget": {"minAvailable": "half"}}, "minAvailable"),
     "negative timeout": ({"config": {"lockTimeoutMs": -1}}, "/config/lockTimeoutMs"),
     "bad duration": ({"serviceMonitor": {"interval": "30 seconds"}}, "/serviceMonitor/interval"),

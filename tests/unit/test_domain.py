@@ -11,7 +11,12 @@ from tenure_server.domain import errors
 from tenure_server.domain.fences import Fence, verify_refusal
 from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome, renew_refusal
 from tenure_server.domain.limits import Limits
-from tenure_server.domain.names import decode_cursor, encode_cursor, prefix_upper_bound
+from tenure_server.domain.names import (
+    check_window_key,
+    decode_cursor,
+    encode_cursor,
+    prefix_upper_bound,
+)
 from tenure_server.domain.windows import (
     Holding,
     LeaseState,
@@ -139,3 +144,11 @@ def test_ttls_outside_the_bounds_are_refused(ttl: float) -> None:
     with pytest.raises(errors.InvalidInput):
         LIMITS.ttl(ttl)
     assert LIMITS.ttl(1) == 1
+
+
+def test_dot_window_keys_are_refused() -> None:
+    """ "." and ".." match the character set but cannot travel as a path segment."""
+    for key in (".", ".."):
+        with pytest.raises(ValueError, match="window key"):
+            check_window_key(key)
+    assert check_window_key("...") == "..."

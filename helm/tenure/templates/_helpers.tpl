@@ -132,8 +132,9 @@ The path of the mounted tokens file (auth.tokens).
 {{- end }}
 
 {{/*
-Rules between values that a JSON schema cannot state; the service would refuse the first three at
-start, so the release fails here instead of in a crash loop.
+Rules between values that a JSON schema cannot state; the service would refuse the first three,
+and a release without authentication, at start, so the release fails here instead of in a crash
+loop.
 */}}
 {{- define "tenure.validateValues" -}}
 {{- $c := .Values.config }}
@@ -148,6 +149,12 @@ start, so the release fails here instead of in a crash loop.
 {{- end }}
 {{- if and .Values.autoscaling.enabled (gt (float64 .Values.autoscaling.minReplicas) (float64 .Values.autoscaling.maxReplicas)) }}
 {{- fail "autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
+{{- end }}
+{{- if not (or .Values.auth.tokens.enabled .Values.auth.allowUnauthenticated) }}
+{{- fail "authentication is not configured: set auth.tokens.enabled=true and auth.tokens.existingSecret (a Secret holding the tokens file made with `tenure token new`), or auth.allowUnauthenticated=true to let anyone who reaches the service use it" }}
+{{- end }}
+{{- if and .Values.auth.tokens.enabled .Values.serviceMonitor.enabled (not (.Values.serviceMonitor.bearerTokenSecret | default dict).name) }}
+{{- fail "serviceMonitor.bearerTokenSecret.name is required with auth.tokens.enabled: /metrics answers 401 without a reader token" }}
 {{- end }}
 {{- if ge (float64 .Values.preStopSleepSeconds) (float64 .Values.terminationGracePeriodSeconds) }}
 {{- if gt (float64 .Values.preStopSleepSeconds) 0.0 }}

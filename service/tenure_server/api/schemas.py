@@ -18,6 +18,7 @@ from tenure_server.domain.names import (
     WINDOW_MAX_LENGTH,
     WINDOW_PATTERN,
     check_holder,
+    check_window_key,
 )
 from tenure_server.domain.windows import Window
 
@@ -40,6 +41,7 @@ WindowKey = Annotated[
         max_length=WINDOW_MAX_LENGTH,
         description="Window key: the occurrence the scheduler meant to run.",
     ),
+    AfterValidator(check_window_key),
 ]
 
 Holder = Annotated[

@@ -16,6 +16,13 @@ WINDOW_MAX_LENGTH = 100
 HOLDER_MAX_LENGTH = 200
 
 
+def check_window_key(key: str) -> str:
+    """ "." and ".." match the pattern but no HTTP client can send them as a path segment."""
+    if key in {".", ".."}:
+        raise ValueError("a window key cannot be '.' or '..'")
+    return key
+
+
 def check_holder(holder: str) -> str:
     """A holder is 1–200 printable characters: it is shown to operators as it is."""
     if not 1 <= len(holder) <= HOLDER_MAX_LENGTH or not holder.isprintable():
