@@ -74,6 +74,7 @@ class Holding:
     belief: Belief
     start: float
     acquired_at: int | None
+    grant: str | None = None  # the latest grant answered; a release names it
     renewals: asyncio.Event = field(default_factory=asyncio.Event)  # set: renewing allowed
     renewer: asyncio.Task[None] | None = None
     lost: bool = False
@@ -166,7 +167,9 @@ class Actor:
         belief.acquired(pending.sent, received)
         facts = _lease_facts(answer)
         self.recorder.complete(pending, "ok", received, deadline=belief.deadline, **facts)
-        holding = Holding(lease, answer.generation, ttl, belief, pending.sent, facts["acquired_at"])
+        holding = Holding(
+            lease, answer.generation, ttl, belief, pending.sent, facts["acquired_at"], answer.grant
+        )
         holding.renewals.set()
         return holding
 
@@ -221,6 +224,8 @@ class Actor:
             **_lease_facts(answer),
         )
         holding.lost = holding.lost or not counted
+        if counted:
+            holding.grant = answer.grant
         return counted
 
     def abandon(self, holding: Holding) -> None:
@@ -255,7 +260,8 @@ class Actor:
         )
         try:
             answer = await asyncio.wait_for(
-                client.release(holding.lease, holding.generation), self.timeout
+                client.release(holding.lease, holding.generation, grant=holding.grant),
+                self.timeout,
             )
         except (TenureError, TimeoutError) as error:
             outcome, slug = classify(error)

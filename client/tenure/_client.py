@@ -242,10 +242,16 @@ class Tenure(_Config):
         name, number = P.holding_of(lease, generation)
         return self._call(P.renew(name, self.holder, number, ttl))
 
-    def release(self, lease: Holding | str, generation: int | None = None) -> Lease:
-        """End this client's holding now. Releasing again is answered with the same lease."""
+    def release(
+        self, lease: Holding | str, generation: int | None = None, *, grant: str | None = None
+    ) -> Lease:
+        """End this client's holding now. Releasing again is answered with the same lease.
+
+        `grant` (the `grant` of the latest acquire or renew answer) makes a late release end
+        nothing if this holder was granted the lease again after sending it; lease handles
+        always send it."""
         name, number = P.holding_of(lease, generation)
-        return self._call(P.release(name, self.holder, number))
+        return self._call(P.release(name, self.holder, number, grant))
 
     def get_lease(self, name: str) -> Lease:
         return self._call(P.get_lease(name))
@@ -449,9 +455,11 @@ class AsyncTenure(_Config):
         name, number = P.holding_of(lease, generation)
         return await self._call(P.renew(name, self.holder, number, ttl))
 
-    async def release(self, lease: Holding | str, generation: int | None = None) -> Lease:
+    async def release(
+        self, lease: Holding | str, generation: int | None = None, *, grant: str | None = None
+    ) -> Lease:
         name, number = P.holding_of(lease, generation)
-        return await self._call(P.release(name, self.holder, number))
+        return await self._call(P.release(name, self.holder, number, grant))
 
     async def get_lease(self, name: str) -> Lease:
         return await self._call(P.get_lease(name))

@@ -94,6 +94,7 @@ class _Handle:
         self._clock = LeaseClock(ttl, renew_every)
         self._on_lost = on_lost
         self._lease: Lease | None = None
+        self._grant: str | None = None
         self._lock = threading.Lock()
         self._lost = threading.Event()
         self._reason: LeaseLost | None = None
@@ -162,6 +163,7 @@ class _Handle:
     def _start(self, lease: Lease, sent_at: float) -> None:
         with self._lock:
             self._lease = lease
+            self._grant = lease.grant
             self._clock.acquired(sent_at)
         # Requests made inside the block through a client with the fencing hook carry the token.
         self._fencing = fencing_token(self.name, lease.generation)
@@ -193,12 +195,13 @@ class _Handle:
         with self._lock:
             self._mark_lost_locked(reason)
 
-    def _renewed(self, sent_at: float) -> bool:
+    def _renewed(self, sent_at: float, lease: Lease) -> bool:
         """Count a successful renewal; False (and lost) if it came after the deadline."""
         with self._lock:
             if self._lost.is_set():
                 return False
             if self._clock.renewed(sent_at, time.monotonic()):
+                self._grant = lease.grant
                 return True
             self._mark_lost_locked(self._expired_error())
             return False
@@ -245,7 +248,11 @@ class _Handle:
         return P.renew(self.name, self._config.holder, self.generation, self.ttl)
 
     def _release_request(self) -> P.Request[Lease]:
-        return P.release(self.name, self._config.holder, self.generation)
+        # Naming the latest grant: a release that arrives late must not end a holding this
+        # holder was granted again after sending it.
+        with self._lock:
+            grant = self._grant
+        return P.release(self.name, self._config.holder, self.generation, grant)
 
     def _release_options(self, lost: bool) -> _CallOptions:
         """Releasing is a courtesy (the lease expires by itself): bounded in time, and tried once
@@ -354,14 +361,16 @@ class LeaseHandle(_Handle):
             sent_at = time.monotonic()
             timeout = self._clock.request_timeout(sent_at, self._client.timeout)
             try:
-                self._client._call(self._renew_request(), retry=NO_RETRY, http_timeout=timeout)
+                renewed = self._client._call(
+                    self._renew_request(), retry=NO_RETRY, http_timeout=timeout
+                )
             except TenureError as error:
                 if self._stop.is_set() or not self._renewal_failed(error):
                     return
                 failures += 1
                 wake_at = self._clock.retry_at(time.monotonic(), failures, self._client.retry)
                 continue
-            if not self._renewed(sent_at):
+            if not self._renewed(sent_at, renewed):
                 return
             failures = 0
             wake_at = self._clock.next_renewal()
@@ -468,7 +477,7 @@ class AsyncLeaseHandle(_Handle):
             timeout = self._clock.request_timeout(sent_at, self._client.timeout)
             try:
                 async with asyncio.timeout(timeout):
-                    await self._client._call(
+                    renewed = await self._client._call(
                         self._renew_request(), retry=NO_RETRY, http_timeout=timeout
                     )
             except (TenureError, TimeoutError) as error:
@@ -478,7 +487,7 @@ class AsyncLeaseHandle(_Handle):
                 failures += 1
                 wake_at = self._clock.retry_at(time.monotonic(), failures, self._client.retry)
                 continue
-            if not self._renewed(sent_at):
+            if not self._renewed(sent_at, renewed):
                 return
             failures = 0
             wake_at = self._clock.next_renewal()

@@ -76,6 +76,9 @@ class Lease:
     expires_at: datetime
     held: bool
     expires_in_seconds: float
+    # Names this acquire or renew; a release that sends it ends nothing if the holder was
+    # granted the lease again after sending the release.
+    grant: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Lease:
@@ -89,6 +92,7 @@ class Lease:
             expires_at=_moment(data, "expires_at"),
             held=_field(data, "held", bool),
             expires_in_seconds=_number(data, "expires_in_seconds"),
+            grant=_optional_str(data, "grant"),
         )
 
 

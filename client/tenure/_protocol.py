@@ -160,8 +160,10 @@ def renew(name: str, holder: str, generation: int, ttl: float) -> Request[Lease]
     return Request("POST", _lease_path(name, "renew"), Lease.from_json, body)
 
 
-def release(name: str, holder: str, generation: int) -> Request[Lease]:
-    body = {"holder": holder, "generation": generation}
+def release(name: str, holder: str, generation: int, grant: str | None = None) -> Request[Lease]:
+    body: dict[str, object] = {"holder": holder, "generation": generation}
+    if grant is not None:
+        body["grant"] = grant
     return Request("POST", _lease_path(name, "release"), Lease.from_json, body)
 
 

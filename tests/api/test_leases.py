@@ -200,3 +200,24 @@ async def test_a_bad_cursor_or_limit_is_a_validation_problem(api: httpx.AsyncCli
     problem(await api.get("/v1/leases", params={"cursor": "!!!"}), 422, "validation-error")
     problem(await api.get("/v1/leases", params={"limit": 0}), 422, "validation-error")
     problem(await api.get("/v1/leases", params={"limit": 100000}), 422, "validation-error")
+
+
+async def test_a_late_release_does_not_end_a_later_grant(api: httpx.AsyncClient) -> None:
+    """A release naming an older grant — sent before the holder acquired again — ends nothing;
+    a release naming the latest grant ends the holding."""
+    first = await held(api, "close-day", "a", ttl=30)
+    again = await held(api, "close-day", "a", ttl=30)
+    assert (first["generation"], again["generation"]) == (1, 1)
+    assert first["grant"] != again["grant"]
+    late = await api.post(
+        "/v1/leases/close-day/release",
+        json={"holder": "a", "generation": 1, "grant": first["grant"]},
+    )
+    problem(late, 409, "lease-lost")
+    assert (await api.get("/v1/leases/close-day")).json()["held"] is True
+    current = await api.post(
+        "/v1/leases/close-day/release",
+        json={"holder": "a", "generation": 1, "grant": again["grant"]},
+    )
+    assert current.status_code == 200, current.text
+    assert current.json()["held"] is False

@@ -26,7 +26,7 @@ from tenure_server.domain.windows import (
 )
 
 T = datetime(2026, 9, 25, 3, 5, tzinfo=UTC)
-LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, "p", True, 30.0)
+LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, "p", "100", True, 30.0)
 WINDOW = Window("j", "w", "l", "a", 3, 1, T, None)
 MINE = Holding("l", "a", 3, "p")
 LIMITS = Limits(1, 3600, 60, 500, 100)

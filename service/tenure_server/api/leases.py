@@ -107,7 +107,7 @@ async def release(
 ) -> LeaseOut:
     """Expire the holding at once; the row and its generation stay. Releasing again is a no-op."""
     caller.require("client", "release", name)
-    lease = await operations.release(name, body.holder, body.generation, caller.name)
+    lease = await operations.release(name, body.holder, body.generation, caller.name, body.grant)
     return LeaseOut.of(lease)
 
 

@@ -98,6 +98,12 @@ class RenewManyRequest(_Body):
 class ReleaseRequest(_Body):
     holder: Holder
     generation: Generation
+    grant: str | None = Field(
+        default=None,
+        pattern=r"^[0-9]{1,20}$",
+        description="The `grant` of the caller's latest acquire or renew: the release then ends "
+        "nothing if the holder was granted the lease again after sending it.",
+    )
 
 
 class WindowRequest(_Body):
@@ -139,6 +145,9 @@ class LeaseOut(BaseModel):
     acquired_at: datetime
     renewed_at: datetime
     expires_at: datetime
+    grant: str | None = Field(
+        default=None, description="Names this acquire or renew; send it with the release."
+    )
     held: bool = Field(description="Not expired by the database clock when this was answered.")
     expires_in_seconds: float = Field(
         description="Time left by the database clock; compare this, never wall clocks."
@@ -154,6 +163,7 @@ class LeaseOut(BaseModel):
             acquired_at=lease.acquired_at,
             renewed_at=lease.renewed_at,
             expires_at=lease.expires_at,
+            grant=lease.grant_id,
             held=lease.held,
             expires_in_seconds=lease.expires_in_seconds,
         )

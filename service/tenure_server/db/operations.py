@@ -158,15 +158,20 @@ class Operations:
         return renewed, lost
 
     async def release(
-        self, name: str, holder: str, generation: int, principal: str | None = None
+        self,
+        name: str,
+        holder: str,
+        generation: int,
+        principal: str | None = None,
+        grant: str | None = None,
     ) -> Lease:
         for _ in range(DECISION_ATTEMPTS):
-            lease = await self._repository.release_lease(name, holder, generation, principal)
+            lease = await self._repository.release_lease(name, holder, generation, principal, grant)
             if lease is not None:
                 self._sink.record(LeaseEvent("released", name, holder, generation))
                 return lease
             current = await self._repository.get_lease(name)
-            outcome = release_outcome(name, holder, generation, principal, current)
+            outcome = release_outcome(name, holder, generation, principal, current, grant)
             if isinstance(outcome, Lease):
                 return outcome
             if outcome is not None:

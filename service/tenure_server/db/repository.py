@@ -96,7 +96,7 @@ class Repository:
             facts.pop("new_holding"),
             facts.pop("took_over"),
             facts.pop("previous_holder"),
-            facts.pop("grant_id"),
+            facts["grant_id"],
         )
         lease = Lease(**facts)
         if not new:

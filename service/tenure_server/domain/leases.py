@@ -26,6 +26,7 @@ class Lease:
     expires_at: datetime
     released_at: datetime | None
     principal: str | None  # who acquired it; None without authentication
+    grant_id: str | None  # the latest acquire or renew of this holding (a transaction id)
     held: bool
     expires_in_seconds: float
 
@@ -56,12 +57,19 @@ def renew_refusal(
 
 
 def release_outcome(
-    name: str, holder: str, generation: int, principal: str | None, current: Lease | None
+    name: str,
+    holder: str,
+    generation: int,
+    principal: str | None,
+    current: Lease | None,
+    grant: str | None = None,
 ) -> Lease | LeaseLost | LeaseNotFound | HoldingOfAnotherPrincipal | None:
     """The answer to a release that updated no row.
 
     Releasing again what this holding already released is answered with the lease as it is, so a
-    client retrying after a lost response sees success. None: the state moved, try again.
+    client retrying after a lost response sees success. A release naming a grant older than the
+    holding's latest (the holder was granted it again after sending the release) ends nothing:
+    lease-lost, as for any holding the release does not name. None: the state moved, try again.
     """
     if current is None:
         return LeaseNotFound(name)
@@ -71,6 +79,8 @@ def release_outcome(
         return HoldingOfAnotherPrincipal(name)
     if current.released_at is not None:
         return current
+    if grant is not None and current.grant_id != grant:
+        return LeaseLost(name, generation)
     return None
 
 

@@ -56,9 +56,9 @@ WITH acquired AS (
      WHERE new_holding
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, expires_at > now() AS held,
+       principal, grant_id, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds,
-       new_holding, took_over, previous_holder, grant_id
+       new_holding, took_over, previous_holder
   FROM acquired;
 
 -- name: renew_lease
@@ -76,7 +76,7 @@ WITH renewed AS (
      WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > now()
        AND principal IS NOT DISTINCT FROM $5
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-              released_at, principal
+              released_at, principal, granted_xact::text AS grant_id
 ), refused AS (
     INSERT INTO lease_events (lease, kind, holder, generation)
     SELECT name, 'renew_refused', $2, $3
@@ -84,7 +84,7 @@ WITH renewed AS (
      WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM renewed)
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, expires_at > now() AS held,
+       principal, grant_id, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM renewed;
 
@@ -109,7 +109,7 @@ WITH wanted AS (
            expires_at = greatest(expires_at, now() + make_interval(secs => $4))
      WHERE name IN (SELECT name FROM locked)
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-              released_at, principal
+              released_at, principal, granted_xact::text AS grant_id
 ), refused AS (
     INSERT INTO lease_events (lease, kind, holder, generation)
     SELECT w.name, 'renew_refused', $3, w.generation
@@ -118,7 +118,7 @@ WITH wanted AS (
        AND NOT EXISTS (SELECT 1 FROM renewed AS r WHERE r.name = w.name)
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, expires_at > now() AS held,
+       principal, grant_id, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM renewed;
 
@@ -127,9 +127,10 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- Expires the holding at once without deleting the row, so the generation never restarts at 1.
 -- least() keeps an already-expired lease's expiry where it was. Only the first release of a
 -- holding matches (released_at IS NULL), so it alone records the event and wakes waiters: the
--- notification is delivered at commit, when the lease is free for them to take. With $5, only
--- while that grant is the latest: a waiting acquire whose caller went away must not release a
--- holding the same holder was granted again (a retry answered 200) or renewed meanwhile.
+-- notification is delivered at commit, when the lease is free for them to take. With $5 (the
+-- grant_id of the caller's latest acquire or renew), only while that grant is the latest: a
+-- release that arrives late must not end a holding the same holder was granted again after
+-- sending it (a re-acquire answered 200), nor may a waiting acquire whose caller went away.
 WITH released AS (
     UPDATE leases
        SET expires_at = least(expires_at, now()), released_at = now()
@@ -137,13 +138,13 @@ WITH released AS (
        AND principal IS NOT DISTINCT FROM $4
        AND ($5::text IS NULL OR granted_xact = $5::text::xid8)
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-              released_at, principal
+              released_at, principal, granted_xact::text AS grant_id
 ), event AS (
     INSERT INTO lease_events (lease, kind, holder, generation)
     SELECT name, 'released', holder, generation FROM released
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, expires_at > now() AS held,
+       principal, grant_id, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM released
  CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)) AS wake;
@@ -161,7 +162,7 @@ WITH forced AS (
            acquired_xact = pg_current_xact_id()
      WHERE name = $1
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-              released_at, principal, previous_holder
+              released_at, principal, previous_holder, granted_xact::text AS grant_id
 ), fenced AS (
     UPDATE fences AS f
        SET highest_generation = forced.generation, updated_at = now()
@@ -174,7 +175,7 @@ WITH forced AS (
       FROM forced
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, expires_at > now() AS held,
+       principal, grant_id, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM forced
  CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', forced.name)) AS wake;
@@ -182,7 +183,7 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- name: get_lease
 -- $1 name. A plain read; it decides nothing, it only reports or explains a refusal.
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, expires_at > now() AS held,
+       principal, granted_xact::text AS grant_id, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM leases
  WHERE name = $1;
@@ -191,7 +192,7 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
 -- $4 limit. Keyset pagination on the "C"-collated primary key: stable under concurrent writes.
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, expires_at > now() AS held,
+       principal, granted_xact::text AS grant_id, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM leases
  WHERE name > $1 AND name >= $2 AND ($3::text IS NULL OR name < $3)
