@@ -86,15 +86,21 @@ class EmbeddedPostgres:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     def _run(self, program: str, *arguments: str, timeout: float = PG_CTL_TIMEOUT) -> None:
+        """Run one of pgserver's programs; its error output is in the exception if it fails."""
         command = [str(Path(POSTGRES_BIN_PATH) / program), *arguments]
-        subprocess.run(  # noqa: S603 - pgserver's own binaries, arguments built here
-            command,
-            check=True,
-            user=self.user,
-            timeout=timeout,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        try:
+            subprocess.run(  # noqa: S603 - pgserver's own binaries, arguments built here
+                command,
+                check=True,
+                user=self.user,
+                timeout=timeout,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+        except subprocess.CalledProcessError as error:
+            said = (error.stderr or b"").decode(errors="replace").strip()
+            failed = f"{program} {' '.join(arguments)}: exit {error.returncode}"
+            raise RuntimeError(f"{failed}: {said}") from error
 
     def initialize(self, settings: Mapping[str, str] | None = None) -> None:
         """initdb, then write the settings (BASE_SETTINGS, then `settings`) to its config."""
@@ -124,7 +130,7 @@ class EmbeddedPostgres:
 
     def destroy(self) -> None:
         """Stop the server however it can be stopped, and delete its folder."""
-        with contextlib.suppress(subprocess.SubprocessError, OSError):
+        with contextlib.suppress(subprocess.SubprocessError, OSError, RuntimeError):
             self.stop("immediate")
         pid = self.postmaster_pid()
         if pid is not None:

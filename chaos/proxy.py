@@ -144,7 +144,17 @@ class Proxy:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._loop.run_until_complete(self._serve())
+        self._loop.run_until_complete(self._cancel_the_rest())
         self._loop.close()
+
+    @staticmethod
+    async def _cancel_the_rest() -> None:
+        """Cancel the links still pumping, so none is destroyed pending when the loop closes."""
+        rest = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        if rest:
+            await asyncio.wait(rest, timeout=START_TIMEOUT)
 
     async def _serve(self) -> None:
         self.forwarding.set()

@@ -1,4 +1,5 @@
-"""Reproduction of a product safety bug found by the harness (issue 5, property 3):
+"""Reproduction of a product safety bug found by the harness (issue 5, property 3), fixed in
+commit 115e8eb; kept as a regression check (`tests/chaos/test_regressions.py`):
 
     python -m chaos.repro_abandoned_acquire        # exit 1: reproduced; 0: not reproduced
 
@@ -46,7 +47,7 @@ from chaos.database import EmbeddedPostgres, execute
 LEASE = "repro"
 
 
-async def scenario(url: str, database_url: str) -> bool:
+async def scenario(url: str, database_url: str, lease: str = LEASE) -> bool:
     """True if the holder was told it holds the lease and another holder got it anyway.
 
     The order of the two requests of H on the lease row's lock is the one of the harness's
@@ -54,20 +55,20 @@ async def scenario(url: str, database_url: str) -> bool:
     (its replica was paused, its client timed out) second; queueing them on a row lock makes the
     interleaving deterministic."""
     async with httpx.AsyncClient(base_url=url, timeout=10) as http:
-        await http.post(f"/v1/leases/{LEASE}/acquire", json={"holder": "X", "ttl_seconds": 1.0})
+        await http.post(f"/v1/leases/{lease}/acquire", json={"holder": "X", "ttl_seconds": 1.0})
         lock = await asyncpg.connect(database_url)
         transaction = lock.transaction()
         await transaction.start()  # X's fenced transaction: FOR SHARE on the lease row
-        await lock.execute("SELECT 1 FROM leases WHERE name = $1 FOR SHARE", LEASE)
+        await lock.execute("SELECT 1 FROM leases WHERE name = $1 FOR SHARE", lease)
         sent = time.monotonic()
         retry = asyncio.create_task(  # H's retry: queued first on the row lock
-            http.post(f"/v1/leases/{LEASE}/acquire", json={"holder": "H", "ttl_seconds": 5.0})
+            http.post(f"/v1/leases/{lease}/acquire", json={"holder": "H", "ttl_seconds": 5.0})
         )
         await asyncio.sleep(0.1)
         first = httpx.AsyncClient(base_url=url, timeout=10)
         waiting = asyncio.create_task(  # H's earlier waiting acquire, queued second
             first.post(
-                f"/v1/leases/{LEASE}/acquire",
+                f"/v1/leases/{lease}/acquire",
                 json={"holder": "H", "ttl_seconds": 5.0, "wait_seconds": 10},
             )
         )
@@ -80,7 +81,7 @@ async def scenario(url: str, database_url: str) -> bool:
         told = await retry
         await asyncio.sleep(0.2)
         other = await http.post(
-            f"/v1/leases/{LEASE}/acquire", json={"holder": "Y", "ttl_seconds": 5.0}
+            f"/v1/leases/{lease}/acquire", json={"holder": "Y", "ttl_seconds": 5.0}
         )
         elapsed = time.monotonic() - sent
     print(f"H was told: {told.status_code} {told.json()}")
@@ -127,10 +128,14 @@ async def shorter_ttl(url: str, database_url: str, lease: str = f"{LEASE}-ttl") 
     return told.status_code == 200 and other.status_code == 200 and elapsed < 2.0
 
 
-async def main() -> int:
-    root = Path(tempfile.mkdtemp(prefix="tnrepro"))
+async def reproduce(root: Path | None = None, rounds: int = 1) -> dict[str, bool]:
+    """Run both scenarios `rounds` times (fresh leases) on one fresh database and service, in
+    `root` (default: a new temporary folder); scenario name -> reproduced in any round. Every
+    process started and the database are gone when it returns, however it ends."""
+    root = root or Path(tempfile.mkdtemp(prefix="tnrepro"))
     processes = Processes(root / "logs")
     database = EmbeddedPostgres(free_port(), root / "pg")
+    results = {"retry race": False, "shorter TTL": False}
     try:
         await asyncio.to_thread(database.initialize)
         await asyncio.to_thread(database.start)
@@ -138,14 +143,19 @@ async def main() -> int:
         env = service_env(database.url("tenure"), root / "service", {})
         cluster = Cluster(processes, 1, env)
         await cluster.start(0)
-        results = {
-            "retry race": await scenario(cluster.urls[0], database.url("tenure")),
-            "shorter TTL": await shorter_ttl(cluster.urls[0], database.url("tenure")),
-        }
+        url, tenure = cluster.urls[0], database.url("tenure")
+        for round_ in range(rounds):
+            results["retry race"] |= await scenario(url, tenure, f"{LEASE}-{round_}")
+            results["shorter TTL"] |= await shorter_ttl(url, tenure, f"{LEASE}-ttl-{round_}")
     finally:
         await asyncio.to_thread(processes.kill_all)
         await asyncio.to_thread(database.destroy)
         shutil.rmtree(root, ignore_errors=True)
+    return results
+
+
+async def main() -> int:
+    results = await reproduce()
     for name, reproduced in results.items():
         print(f"{name}: {'REPRODUCED' if reproduced else 'not reproduced'}")
     return 1 if any(results.values()) else 0

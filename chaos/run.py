@@ -66,8 +66,9 @@ async def _drive(lab: Lab, options: Options) -> dict[str, int]:
     return nemesis.injected
 
 
-async def execute(options: Options, run: Path) -> Result:
-    """One run in folder `run`: start, drive, tear down, check, summarize."""
+async def execute(options: Options, run: Path, *, overrun: float = OVERRUN) -> Result:
+    """One run in folder `run`: start, drive, tear down, check, summarize. The run is cut short
+    `overrun` seconds after its duration (the teardown still runs)."""
     began = time.monotonic()
     lab = Lab(options, run)
     task = asyncio.current_task()
@@ -75,7 +76,7 @@ async def execute(options: Options, run: Path) -> Result:
     if task is not None:
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
     try:
-        async with asyncio.timeout(options.duration + OVERRUN):
+        async with asyncio.timeout(options.duration + overrun):
             injected = await _drive(lab, options)
     finally:
         await lab.close()
@@ -96,7 +97,7 @@ def parse(argv: list[str]) -> tuple[Options, argparse.Namespace]:
     parser = argparse.ArgumentParser(prog="python -m chaos.run", description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of workload")
     parser.add_argument("--workers", type=int, default=16, help="lease worker processes")
-    parser.add_argument("--faults", default="F1,F3,F4,F6,F7", help="comma-separated F1..F9")
+    parser.add_argument("--faults", default="F1,F3,F4,F6,F7", help="comma-separated F1..F9, or all")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--variant", choices=VARIANTS, default="correct")
     parser.add_argument("--ttl-min", type=float, default=0.5)
@@ -106,8 +107,16 @@ def parse(argv: list[str]) -> tuple[Options, argparse.Namespace]:
     parser.add_argument("--report", type=Path, help="write the summary (Markdown) here")
     parser.add_argument("--json", type=Path, help="write the figures (JSON) here")
     parser.add_argument("--run-dir", type=Path, help="folder for the history (default: a new one)")
+    parser.add_argument(
+        "--overrun",
+        type=float,
+        default=OVERRUN,
+        help="seconds allowed beyond --duration before the run is cut short",
+    )
     arguments = parser.parse_args(argv)
     faults = tuple(fault.strip().upper() for fault in arguments.faults.split(",") if fault.strip())
+    if faults == ("ALL",):
+        faults = tuple(FAULTS)
     unknown = sorted(set(faults) - set(FAULTS))
     if unknown:
         parser.error(f"unknown faults: {', '.join(unknown)}")
@@ -130,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     options, arguments = parse(argv)
     run = arguments.run_dir or Path(tempfile.mkdtemp(prefix="chaos-run-"))
     run.mkdir(parents=True, exist_ok=True)
-    result = asyncio.run(execute(options, run))
+    result = asyncio.run(execute(options, run, overrun=arguments.overrun))
     command = "python -m chaos.run " + shlex.join(argv)
     text = f"`{command}`\n\n{result.text}"
     print(text)

@@ -1,0 +1,56 @@
+"""The CI short run of the harness: real service replicas, database, workers and faults
+(F1, F2, F3, F4, F6, F7 and F9) for about a minute; zero safety violations, and the faults bit.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chaos import run
+
+pytestmark = pytest.mark.slow
+
+FAULTS = "F1,F2,F3,F4,F6,F7,F9"
+DURATION = 55.0
+OVERRUN = 45.0  # start-up, the final acquires and the facts; then the run is cut short
+WALL_BOUND = 120.0
+
+
+@pytest.mark.timeout(DURATION + OVERRUN + 30)
+def test_short_run_has_no_violation_and_its_faults_bite(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A short run with pauses, kills, restarts, long fences, a storm and 3 replicas reports
+    zero violations, with takeovers, refused stale writes, restarts and recovery after heals."""
+    figures = run_dir.parent / "figures.json"
+    argv = [
+        *("--duration", str(DURATION), "--workers", "8", "--faults", FAULTS, "--seed", "11"),
+        *("--ttl-min", "0.5", "--ttl-max", "1.0", "--overrun", str(OVERRUN)),
+        *("--run-dir", str(run_dir), "--json", str(figures)),
+    ]
+    began = time.monotonic()
+    status = run.main(argv)
+    wall = time.monotonic() - began
+    printed = capsys.readouterr().out
+    with capsys.disabled():  # the summary table stays in the CI log
+        print(printed)
+    summary: dict[str, Any] = json.loads(figures.read_text(encoding="utf-8"))
+    assert summary["violation_messages"] == []
+    assert all(count == 0 for count in summary["violations"].values())
+    assert status == 0
+    injected = summary["faults_injected"]
+    assert {"F1", "F3", "F4", "F6", "F7"} <= set(injected), injected
+    assert summary["takeovers"] > 0
+    assert summary["stale_writes_refused"] > 0
+    recoveries = summary["recoveries"]
+    assert recoveries
+    assert all(r["seconds"] is not None for r in recoveries)
+    assert "3 replica(s)" in printed  # F9: clients pick one of three replicas per request
+    assert "| safety property | violations |" in printed
+    assert "| fault healed | first acquire after (s) |" in printed
+    assert wall < WALL_BOUND, f"the short run took {wall:.0f} s"
