@@ -1,5 +1,6 @@
-"""Start a Tenure service for a benchmark: `tenure serve` on a free loopback port, on the given
-database URL or an embedded PostgreSQL in a fresh folder; stopped and cleaned up on exit."""
+"""Start the servers of a benchmark on free loopback ports and stop them on exit: the Tenure
+service (`tenure serve`, on the given database URL or an embedded PostgreSQL in a fresh folder)
+and any other command that serves HTTP (the naive baseline under uvicorn)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import httpx
 
-TENURE = Path(sys.executable).parent / "tenure"
+BIN = Path(sys.executable).parent
+TENURE = BIN / "tenure"
+READY_TIMEOUT_SECONDS = 60
 
 
 def free_port() -> int:
@@ -26,33 +31,76 @@ def free_port() -> int:
         return port
 
 
+@dataclass(frozen=True)
+class Server:
+    url: str
+    port: int
+    pid: int  # the supervisor; its workers are its children
+
+
+def _wait_ready(process: subprocess.Popen[bytes], ready_url: str) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while True:
+        try:
+            if httpx.get(ready_url, timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise RuntimeError(f"{process.args!r} did not become ready (see its log)")
+        time.sleep(0.1)
+
+
 @contextmanager
-def running_service(*arguments: str, database_url: str | None = None) -> Iterator[str]:
-    port = free_port()
-    env = dict(
-        os.environ, TENURE_LOG_LEVEL="warning", TENURE_DATA_DIR=tempfile.mkdtemp(prefix="tnb")
-    )
-    if database_url:
-        env["TENURE_DATABASE_URL"] = database_url
+def running_server(
+    command: Sequence[str],
+    port: int,
+    *,
+    env: Mapping[str, str],
+    log: IO[bytes] | None = None,
+    ready_path: str = "/readyz",
+) -> Iterator[Server]:
+    """Run `command` (which must listen on 127.0.0.1:`port`) until the block ends; its output
+    goes to `log` (default: discarded, so that request logs cost the service what they cost
+    in production, not the disk)."""
     process = subprocess.Popen(
-        [str(TENURE), "serve", "--port", str(port), *arguments], env=env, start_new_session=True
+        list(command),
+        env=dict(env),
+        start_new_session=True,
+        stdout=log or subprocess.DEVNULL,
+        stderr=log or subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("the service did not become ready")
-            time.sleep(0.1)
-        yield url
+        _wait_ready(process, url + ready_path)
+        yield Server(url, port, process.pid)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def tenure_command(port: int, *arguments: str) -> list[str]:
+    return [str(TENURE), "serve", "--port", str(port), *arguments]
+
+
+def tenure_env(
+    database_url: str | None, overrides: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    env = dict(os.environ, TENURE_DATA_DIR=tempfile.mkdtemp(prefix="tnb"))
+    if database_url:
+        env["TENURE_DATABASE_URL"] = database_url
+    env.update(overrides or {})
+    return env
+
+
+@contextmanager
+def running_service(*arguments: str, database_url: str | None = None) -> Iterator[str]:
+    """`tenure serve *arguments` with warnings only in its log; yields its base URL."""
+    port = free_port()
+    env = tenure_env(database_url, {"TENURE_LOG_LEVEL": "warning"})
+    with running_server(tenure_command(port, *arguments), port, env=env) as server:
+        yield server.url

@@ -1,0 +1,143 @@
+"""The benchmark's PostgreSQL: an embedded server in a fresh folder (pgserver, unix socket only),
+or a server given by URL, in which a throw-away database is created for the run and dropped at
+the end. Also the rows the workloads start from (held leases to renew, release and claim under),
+written in bulk before a measurement and never timed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+import asyncpg
+from cpu import parent_pid
+
+# Tenure (2 workers x 10 pooled + listeners), the naive app (2 x 10), and 64 raw connections or
+# 64 pgbench clients can all be connected at once.
+MAX_CONNECTIONS = 300
+# Every held lease the workloads start from: holder "bench", generation 1, no principal (the
+# service runs without authentication), one hour to live.
+PREFILL = """
+INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
+                         expires_at, acquired_xact, principal)
+SELECT $1 || c || '-' || n, 'bench', 1, 3600, now(), now(), now() + interval '1 hour',
+       pg_current_xact_id(), NULL
+  FROM generate_series(0, $2::int - 1) AS c, generate_series(0, $3::int - 1) AS n
+    ON CONFLICT (name) DO NOTHING
+"""
+
+
+@dataclass(frozen=True)
+class Database:
+    url: str
+    # Where pgbench finds the server: the socket folder of the embedded one, else the URL.
+    pgbench_target: tuple[str, ...]
+    pgbench: str
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def _pgbench_binary() -> str:
+    """pgserver's own (the same version as the embedded server), else the one on PATH."""
+    import pgserver
+
+    bundled = Path(pgserver.__file__).parent / "pginstall" / "bin" / "pgbench"
+    if bundled.exists():
+        return str(bundled)
+    found = shutil.which("pgbench")
+    if found is None:
+        raise RuntimeError(
+            "pgbench not found: install pgserver (it ships one) or postgresql-client"
+        )
+    return found
+
+
+async def _execute(url: str, *statements: str) -> None:
+    connection = await asyncpg.connect(url)
+    try:
+        for statement in statements:
+            await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+def _start_embedded(folder: Path) -> str:
+    from pgserver.postgres_server import get_server
+
+    server = get_server(folder, cleanup_mode="stop")
+    url = str(server.get_uri())
+    # The default of 100 connections is too few for every system of a run at once; the setting
+    # needs a restart, which pgserver does when the last handle goes and the next one comes.
+    asyncio.run(_execute(url, f"ALTER SYSTEM SET max_connections = {MAX_CONNECTIONS}"))
+    server.cleanup()
+    server = get_server(folder, cleanup_mode="stop")
+    return str(server.get_uri())
+
+
+@contextmanager
+def bench_database(given_url: str | None) -> Iterator[Database]:
+    """A fresh database `tenure_bench` for this run; the embedded server unless a URL is given."""
+    pgbench = _pgbench_binary()
+    folder: Path | None = None
+    if given_url is None:
+        folder = Path(tempfile.mkdtemp(prefix="tnbpg"))
+        server_url = _start_embedded(folder)
+        name = "tenure_bench"
+    else:
+        server_url = given_url
+        name = f"tenure_bench_{os.getpid()}"
+    asyncio.run(_execute(server_url, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"))
+    url = _with_database(server_url, name)
+    host = parse_qs(urlsplit(url).query).get("host")
+    target = ("-h", host[0], "-U", "postgres", name) if folder and host else (url,)
+    try:
+        yield Database(url, target, pgbench)
+    finally:
+        if given_url is not None:
+            asyncio.run(_execute(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        # The embedded server stops when this process exits (pgserver's exit hook); its folder
+        # is removed then too, by the operating system's temporary-file cleaning at the latest.
+
+
+async def prefill(url: str, prefix: str, groups: int, per_group: int) -> None:
+    """Held leases named `{prefix}{group}-{n}` for group < groups and n < per_group. The table is
+    analyzed afterwards, as autovacuum would have done in a running system: plans made on the
+    statistics of a table before a bulk insert can be far off (renew_leases, for one, then
+    scans the whole table once per lease in the batch)."""
+    connection = await asyncpg.connect(url)
+    try:
+        await connection.execute(PREFILL, prefix, groups, per_group)
+        await connection.execute("ANALYZE leases")
+    finally:
+        await connection.close()
+
+
+async def server_facts(url: str) -> dict[str, str]:
+    """The settings that decide the database's side of the numbers, for the report."""
+    connection = await asyncpg.connect(url)
+    try:
+        facts: dict[str, str] = {"version": str(await connection.fetchval("SHOW server_version"))}
+        for setting in ("synchronous_commit", "fsync", "max_connections", "shared_buffers"):
+            facts[setting] = str(await connection.fetchval(f"SHOW {setting}"))
+        return facts
+    finally:
+        await connection.close()
+
+
+async def postmaster_pid(url: str) -> int | None:
+    """The server's main process, when it runs on this machine: the parent of our backend."""
+    connection = await asyncpg.connect(url)
+    try:
+        backend: int = await connection.fetchval("SELECT pg_backend_pid()")
+        return parent_pid(backend)
+    finally:
+        await connection.close()

@@ -1,0 +1,112 @@
+"""Baseline 3: `pgbench -M prepared` running the service's own statements (taken from queries.sql,
+comments dropped, each `$n` replaced by a pgbench variable or a constant), so the database's
+ceiling is measured without any Python at all. Latency percentiles come from pgbench's
+per-transaction log."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from database import Database
+from workloads import (
+    HOLDER,
+    RENEW_POOL,
+    RENEW_PREFIX,
+    TTL_SECONDS,
+    Measurement,
+    acquire_args,
+    queries,
+    release_args,
+    renew_args,
+    summarize,
+)
+
+WORKLOADS = ("acquire", "renew", "release", "release_quiet", "cycle", "hot")
+# The wake-up of waiters in release_lease; release_quiet runs the statement without it, to show
+# what NOTIFY costs (PostgreSQL serialises the commits of notifying transactions).
+_NOTIFY = re.compile(r"\s*CROSS JOIN LATERAL \(SELECT pg_notify\([^)]*\)\) AS \w+")
+_TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)$", re.MULTILINE)
+
+
+def _statement(name: str, arguments: tuple[object, ...]) -> str:
+    """The statement with `$n` replaced by the n-th argument (SQL text; None is NULL)."""
+    lines = [line for line in queries()[name].splitlines() if not line.lstrip().startswith("--")]
+    values = ["NULL::text" if value is None else str(value) for value in arguments]
+    return (
+        re.sub(r"\$(\d+)", lambda match: values[int(match.group(1)) - 1], "\n".join(lines)) + ";\n"
+    )
+
+
+def script(workload: str, prefix: str) -> str:
+    """The pgbench script of a workload; fresh names are `prefix` + a random number, released
+    names `prefix<client>-<n>` in order (prefilled; pgbench keeps :n per client)."""
+    holder, ttl, first = f"'{HOLDER}'", f"{TTL_SECONDS}::float8", "1::bigint"
+
+    def acquire(name: str) -> str:
+        return _statement("acquire_lease", acquire_args(name, holder, ttl))
+
+    def release(name: str) -> str:
+        return _statement("release_lease", release_args(name, holder, first))
+
+    fresh, in_order = f"('{prefix}' || :n)", f"('{prefix}' || :client_id || '-' || :n)"
+    if workload == "acquire":
+        return "\\set n random(0, 999999999)\n" + acquire(fresh)
+    if workload == "renew":
+        name = f"('{RENEW_PREFIX}0-' || :k)"
+        renew = _statement("renew_lease", renew_args(name, holder, first, ttl))
+        return f"\\set k random(0, {RENEW_POOL - 1})\n" + renew
+    if workload == "release":
+        return "\\set n :n + 1\n" + release(in_order)
+    if workload == "release_quiet":
+        text, found = _NOTIFY.subn("", release(in_order))
+        if not found:
+            raise ValueError("release_lease has no pg_notify to leave out")
+        return "\\set n :n + 1\n" + text
+    if workload == "cycle":
+        return "\\set n random(0, 999999999)\n" + acquire(fresh) + release(fresh)
+    if workload == "hot":
+        return acquire("'hot-pgbench'")
+    raise ValueError(workload)
+
+
+def _latencies(folder: Path) -> list[float]:
+    """Seconds per transaction from the logs: `client tx latency_us script epoch epoch_us`."""
+    found: list[float] = []
+    for log in folder.glob("log*"):
+        for line in log.read_text().splitlines():
+            fields = line.split()
+            if len(fields) >= 3:
+                found.append(int(fields[2]) / 1e6)
+    return found
+
+
+def run(
+    database: Database, workload: str, connections: int, seconds: int, prefix: str
+) -> Measurement:
+    with tempfile.TemporaryDirectory(prefix="tnbpgb") as temporary:
+        folder = Path(temporary)
+        (folder / "script.sql").write_text(script(workload, prefix))
+        command = [
+            database.pgbench,
+            "--no-vacuum",
+            "--protocol=prepared",
+            f"--file={folder / 'script.sql'}",
+            f"--client={connections}",
+            f"--jobs={min(connections, 2)}",
+            f"--time={seconds}",
+            "--define=n=-1",
+            "--log",
+            f"--log-prefix={folder / 'log'}",
+            *database.pgbench_target,
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=folder)
+        tps = _TPS.search(done.stdout)
+        if done.returncode != 0 or tps is None:
+            raise RuntimeError(f"pgbench failed ({done.returncode}): {done.stderr[-2000:]}")
+        latencies = _latencies(folder)
+    measured = summarize(latencies, 1.0, 0)
+    rate = float(tps.group(1))
+    return Measurement(len(latencies), len(latencies) / rate, measured.p50_ms, measured.p99_ms)

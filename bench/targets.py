@@ -1,0 +1,123 @@
+"""The targets of issue 9, each judged from one run's figures: pass, FAIL, or n/a."""
+
+from __future__ import annotations
+
+from results import Results
+from workloads import percentile
+
+
+def format_rate(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def format_ms(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def _verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("pass" if ok else "**FAIL**")
+
+
+def _target_acquire(r: Results) -> tuple[str, bool | None]:
+    c = 16 if 16 in r.connections else max(r.connections)
+    tenure, naive = r.median("acquire", "tenure", c), r.median("acquire", "naive", c)
+    if not tenure or not naive or not naive.rate:
+        return "not measured", None
+    ratio = tenure.rate / naive.rate
+    return (
+        f"{ratio:.2f}× ({format_rate(tenure.rate)} vs {format_rate(naive.rate)}/s at {c} conns)",
+        ratio >= 2,
+    )
+
+
+def _target_cycle(r: Results) -> tuple[str, bool | None]:
+    tenure, raw = r.peak("cycle", "tenure"), r.peak("cycle", "raw")
+    if not tenure or not raw:
+        return "not measured", None
+    text = (
+        f"{format_rate(tenure.rate)} vs {format_rate(raw.rate)} cycles/s (best of each over conns)"
+    )
+    return text, tenure.rate >= raw.rate
+
+
+def _target_batch(r: Results) -> tuple[str, bool | None]:
+    if "batch_renew" in r.missing:
+        return r.missing["batch_renew"], False
+    batch, single = r.peak("batch_renew", "tenure"), r.peak("renew", "tenure")
+    if not batch or not single:
+        return "not measured", None
+    times = batch.rate / single.rate if single.rate else 0.0
+    text = f"{format_rate(batch.rate)} leases/s = {times:.1f}× single renews"
+    return text, batch.rate >= 50_000 and times >= 10
+
+
+def _target_latency(r: Results) -> tuple[str, bool | None]:
+    tenure, naive = r.median("acquire", "tenure", 1), r.median("acquire", "naive", 1)
+    if not tenure or not naive or not naive.p50_ms:
+        return "not measured (needs 1 connection)", None
+    ratio = tenure.p50_ms / naive.p50_ms
+    text = f"{ratio:.2f}× ({format_ms(tenure.p50_ms)} vs {format_ms(naive.p50_ms)} ms)"
+    return text, ratio <= 1.2
+
+
+def _target_handoff(r: Results) -> tuple[str, bool | None]:
+    if not r.handoff:
+        return "not measured", None
+    p99 = percentile(sorted(r.handoff), 0.99) * 1000
+    return f"p99 {format_ms(p99)} ms ({len(r.handoff)} hand-offs)", p99 < 20
+
+
+def _target_takeover(r: Results) -> tuple[str, bool | None]:
+    if not r.takeover:
+        return "not measured", None
+    worst, bound = max(r.takeover), r.takeover_ttl + 1
+    text = f"max {worst:.2f} s of {len(r.takeover)} (bound {bound:g} s)"
+    return text, worst <= bound
+
+
+def _target_idle(r: Results) -> tuple[str, bool | None]:
+    """Judged on the cheapest way the service offers (batch renews when it has them)."""
+    if not r.idle:
+        return "not measured", None
+    idle = min(r.idle, key=lambda i: i.service_core_percent if not i.errors else float("inf"))
+    projected = idle.service_core_percent * 10_000 / idle.leases
+    how = "single renews" if idle.batch == 1 else f"batch renews of {idle.batch}"
+    text = f"{idle.service_core_percent:.1f}% of one core with {idle.leases:,} leases ({how})"
+    if idle.leases != 10_000:
+        text += f" (≈{projected:.1f}% projected to 10,000)"
+    return text, projected < 15 and not idle.errors
+
+
+def _target_hot(r: Results) -> tuple[str, bool | None]:
+    tenure, pgbench = r.peak("hot", "tenure"), r.peak("hot", "pgbench")
+    if not tenure or not pgbench:
+        return "not measured", None
+    share = tenure.rate / pgbench.rate * 100
+    text = (
+        f"{share:.0f}% ({format_rate(tenure.rate)} vs {format_rate(pgbench.rate)}/s, best of each)"
+    )
+    return text, share >= 80
+
+
+TARGETS = (
+    (
+        "acquire req/s, 2 workers, 16 connections",
+        "≥ 2× the naive FastAPI endpoint",
+        _target_acquire,
+    ),
+    ("acquire→release cycles/s", "≥ the raw asyncpg cycle from one process", _target_cycle),
+    ("batch renew, leases renewed per second", "≥ 50k/s (≥ 10× single renews)", _target_batch),
+    ("acquire p50 at 1 connection", "≤ 1.2× the naive endpoint's", _target_latency),
+    ("hand-off, release → waiter holds it", "p99 < 20 ms", _target_handoff),
+    ("takeover after SIGKILL of a holder", "≤ TTL + 1 s", _target_takeover),
+    ("idle: 10,000 held leases renewing every 30 s", "service < 15% of one core", _target_idle),
+    ("hot single name", "≥ 80% of pgbench's single-name rate", _target_hot),
+)
+
+
+def targets_table(r: Results) -> list[str]:
+    lines = ["| measure | target | measured | verdict |", "|---|---|---|---|"]
+    for measure, target, evaluate in TARGETS:
+        text, ok = evaluate(r)
+        lines.append(f"| {measure} | {target} | {text} | {_verdict(ok)} |")
+    return lines
