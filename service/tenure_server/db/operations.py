@@ -83,7 +83,7 @@ class Operations:
             while True:
                 released.clear()
                 try:
-                    lease, began, grant = await self._acquire_now(name, holder, ttl, principal)
+                    lease, began = await self._acquire_now(name, holder, ttl, principal)
                 except LeaseHeld as held:
                     remaining = deadline - loop.time()
                     if remaining <= 0:
@@ -104,7 +104,7 @@ class Operations:
                     # answered 200) that re-acquired or renewed before or after this one.
                     if began:
                         await self._repository.release_lease(
-                            name, holder, lease.generation, principal, grant
+                            name, holder, lease.generation, principal, lease.grant_id
                         )
                     raise RequestAbandoned(name)
                 return lease
@@ -115,16 +115,15 @@ class Operations:
 
     async def _acquire_now(
         self, name: str, holder: str, ttl: float, principal: str | None
-    ) -> tuple[Lease, bool, str]:
-        """The lease, whether this call began the holding (False: it extended it), and the
-        grant's id."""
+    ) -> tuple[Lease, bool]:
+        """The lease, and whether this call began the holding (False: it extended it)."""
         for _ in range(DECISION_ATTEMPTS):
             acquired = await self._repository.acquire_lease(name, holder, ttl, principal)
             if acquired is not None:
-                lease, event, grant = acquired
+                lease, event = acquired
                 if event is not None:
                     self._sink.record(event)
-                return lease, event is not None, grant
+                return lease, event is not None
             current = await self._repository.get_lease(name)
             refusal = acquire_refusal(name, holder, principal, current)
             if refusal is not None:

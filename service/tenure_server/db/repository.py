@@ -85,26 +85,23 @@ class Repository:
 
     async def acquire_lease(
         self, name: str, holder: str, ttl: float, principal: str | None
-    ) -> tuple[Lease, LeaseEvent | None, str] | None:
-        """The lease, the event when this call began a new holding (None: extended), and the
-        grant's id (release_lease withdraws only that grant)."""
+    ) -> tuple[Lease, LeaseEvent | None] | None:
+        """The lease, and the event when this call began a new holding (None: extended)."""
         row = await self._fetchrow("acquire_lease", name, holder, ttl, principal)
         if row is None:
             return None
         facts = dict(row)
-        new, took_over, previous, grant = (
+        new, took_over, previous = (
             facts.pop("new_holding"),
             facts.pop("took_over"),
             facts.pop("previous_holder"),
-            facts["grant_id"],
         )
         lease = Lease(**facts)
         if not new:
-            return lease, None, grant
+            return lease, None
         kind: LeaseEventKind = "taken_over" if took_over else "acquired"
         before = lease.generation - 1 or None
-        event = LeaseEvent(kind, name, lease.holder, lease.generation, previous, before)
-        return lease, event, grant
+        return lease, LeaseEvent(kind, name, lease.holder, lease.generation, previous, before)
 
     async def renew_lease(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None
