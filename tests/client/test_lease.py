@@ -176,12 +176,16 @@ async def test_outside_cancellation_is_not_turned_into_lease_lost(service_url: s
     """Cancelling the task from elsewhere propagates CancelledError and still releases."""
     async with AsyncTenure(service_url) as client:
 
+        inside = asyncio.Event()
+
         async def hold() -> None:
             async with client.lease("job", 30):
+                inside.set()
                 await asyncio.sleep(30)
 
         task = asyncio.create_task(hold())
-        await asyncio.sleep(0.2)
+        # Cancel inside the block, however long the acquire takes on a loaded machine.
+        await asyncio.wait_for(inside.wait(), timeout=20)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
