@@ -175,7 +175,6 @@ async def test_taken_over_async_lease_cancels_the_block(
 async def test_outside_cancellation_is_not_turned_into_lease_lost(service_url: str) -> None:
     """Cancelling the task from elsewhere propagates CancelledError and still releases."""
     async with AsyncTenure(service_url) as client:
-
         inside = asyncio.Event()
 
         async def hold() -> None:
