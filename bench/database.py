@@ -10,7 +10,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit, urlunsplit
@@ -70,42 +70,45 @@ async def _execute(url: str, *statements: str) -> None:
         await connection.close()
 
 
-def _start_embedded(folder: Path) -> str:
+@contextmanager
+def _embedded_server() -> Iterator[str]:
+    """pgserver's PostgreSQL in a fresh folder, stopped and removed afterwards; yields its URL."""
     from pgserver.postgres_server import get_server
 
-    server = get_server(folder, cleanup_mode="stop")
-    url = str(server.get_uri())
-    # The default of 100 connections is too few for every system of a run at once; the setting
-    # needs a restart, which pgserver does when the last handle goes and the next one comes.
-    asyncio.run(_execute(url, f"ALTER SYSTEM SET max_connections = {MAX_CONNECTIONS}"))
-    server.cleanup()
-    server = get_server(folder, cleanup_mode="stop")
-    return str(server.get_uri())
+    folder = Path(tempfile.mkdtemp(prefix="tnbpg"))
+    try:
+        server = get_server(folder, cleanup_mode="stop")
+        # The default of 100 connections is too few for every system of a run at once; the
+        # setting needs a restart, which pgserver does when the last handle goes and one comes.
+        url = str(server.get_uri())
+        asyncio.run(_execute(url, f"ALTER SYSTEM SET max_connections = {MAX_CONNECTIONS}"))
+        server.cleanup()
+        server = get_server(folder, cleanup_mode="stop")
+        try:
+            yield str(server.get_uri())
+        finally:
+            server.cleanup()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
 def bench_database(given_url: str | None) -> Iterator[Database]:
-    """A fresh database `tenure_bench` for this run; the embedded server unless a URL is given."""
-    pgbench = _pgbench_binary()
-    folder: Path | None = None
-    if given_url is None:
-        folder = Path(tempfile.mkdtemp(prefix="tnbpg"))
-        server_url = _start_embedded(folder)
-        name = "tenure_bench"
-    else:
-        server_url = given_url
-        name = f"tenure_bench_{os.getpid()}"
-    asyncio.run(_execute(server_url, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}"))
-    url = _with_database(server_url, name)
-    host = parse_qs(urlsplit(url).query).get("host")
-    target = ("-h", host[0], "-U", "postgres", name) if folder and host else (url,)
-    try:
-        yield Database(url, target, pgbench)
-    finally:
-        if given_url is not None:
+    """A fresh database `tenure_bench` for this run, dropped afterwards; on the embedded server
+    (removed afterwards too) unless a URL is given."""
+    with ExitStack() as stack:
+        embedded = given_url is None
+        server_url = stack.enter_context(_embedded_server()) if embedded else str(given_url)
+        name = "tenure_bench" if embedded else f"tenure_bench_{os.getpid()}"
+        fresh = (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
+        asyncio.run(_execute(server_url, *fresh))
+        url = _with_database(server_url, name)
+        host = parse_qs(urlsplit(url).query).get("host")
+        target = ("-h", host[0], "-U", "postgres", name) if embedded and host else (url,)
+        try:
+            yield Database(url, target, _pgbench_binary())
+        finally:
             asyncio.run(_execute(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-        # The embedded server stops when this process exits (pgserver's exit hook); its folder
-        # is removed then too, by the operating system's temporary-file cleaning at the latest.
 
 
 async def prefill(url: str, prefix: str, groups: int, per_group: int) -> None:

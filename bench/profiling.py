@@ -127,37 +127,46 @@ def _py_spy(pid: int, seconds: int, output: Path, fmt: str) -> subprocess.Popen[
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def _busiest(workers: list[int], seconds: float) -> list[int]:
+    """The workers, busiest first over `seconds` (uvicorn's workers share one listening socket,
+    and keep-alive connections need not spread evenly over them)."""
+    meters = {pid: CpuMeter(pid) for pid in workers}
+    for meter in meters.values():
+        meter.start()
+    time.sleep(seconds)
+    return sorted(workers, key=lambda pid: meters[pid].elapsed(), reverse=True)
+
+
 def profile_acquire(
     system: str, url: str, server_pid: int, seconds: int, folder: Path, svg: Path | None
 ) -> Profile:
-    """Sample the workers while wrk (or loadgen) runs acquire at 16 connections."""
-    workers = _workers(server_pid)
-    load_seconds = seconds + 4
-    meter = CpuMeter(server_pid)
+    """Sample every worker while wrk (or loadgen) runs acquire at 16 connections; the flame
+    graph is of the busiest worker."""
     results: list[Measurement] = []
 
     def drive() -> None:
         if WRK is not None:
-            results.append(wrk(url, "acquire", 16, load_seconds, f"prof-{system}-", 11))
+            results.append(wrk(url, "acquire", 16, seconds + 4, f"prof-{system}-", 11))
         else:
-            results.append(loadgen(url, "acquire", 16, load_seconds, f"prof-{system}-"))
+            results.append(loadgen(url, "acquire", 16, seconds + 4, f"prof-{system}-"))
 
     driver = threading.Thread(target=drive)
     driver.start()
-    time.sleep(2)  # warm
-    raw = folder / f"profile-{system}.txt"
-    spies = [_py_spy(workers[-1], seconds, raw, "raw")]
+    workers = _busiest(_workers(server_pid), 2)  # and warm
+    raws = [folder / f"profile-{system}-{pid}.txt" for pid in workers]
+    spies = [_py_spy(pid, seconds, raw, "raw") for pid, raw in zip(workers, raws, strict=True)]
     if svg is not None:
         spies.append(_py_spy(workers[0], seconds, svg, "flamegraph"))
+    meter = CpuMeter(server_pid)
     meter.start()
     for spy in spies:
         spy.wait(timeout=seconds + GRACE_SECONDS)
     cpu = meter.elapsed()
     driver.join()
-    if not raw.exists():
+    if not all(raw.exists() for raw in raws):
         error = spies[0].stderr.read().decode() if spies[0].stderr else ""
         raise RuntimeError(f"py-spy wrote no profile: {error[-1000:]}")
-    profile = parse(raw.read_text(), system)
+    profile = parse("\n".join(raw.read_text() for raw in raws), system)
     if results:
         rate = results[0].rate
         profile.requests_per_second = rate

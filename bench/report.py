@@ -152,14 +152,14 @@ def profile_section(r: Results) -> list[str]:
     for p in r.profiles:
         lines.append("")
         lines.append(
-            f"{LABELS[p.system]}: {p.samples:,} samples of one worker at {SAMPLE_NOTE}, "
+            f"{LABELS[p.system]}: {p.samples:,} samples of its workers at {SAMPLE_NOTE}, "
             f"{format_rate(p.requests_per_second)} req/s meanwhile."
         )
     tenure = by_system.get("tenure")
     if tenure and tenure.samples:
         lines += [
             "",
-            "Tenure, inclusive share of the worker's samples by function, top 25 (the frames every "
+            "Tenure, inclusive share of the workers' samples by function, top 25 (the frames every "
             "request passes through, the ASGI middleware and routing chain at 30% and more, left "
             "out):",
             "",

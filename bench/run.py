@@ -206,11 +206,10 @@ def _scenarios(systems: Systems, results: Results, quick: bool, a: argparse.Name
         )
 
 
-def _profiles(systems: Systems, results: Results, quick: bool) -> None:
+def _profiles(systems: Systems, results: Results, quick: bool, folder: Path) -> None:
     if not PY_SPY.exists():
         log("py-spy is not installed: no profile (.venv/bin/pip install py-spy)")
         return
-    folder = Path(tempfile.mkdtemp(prefix="tnbprof"))
     for system, server, seconds, svg in (
         ("tenure", systems.tenure, 5 if quick else 20, HERE / "profile-acquire.svg"),
         ("naive", systems.naive, 5 if quick else 10, None),
@@ -221,29 +220,16 @@ def _profiles(systems: Systems, results: Results, quick: bool) -> None:
         )
 
 
-def _snapshot_statements() -> None:
+def _snapshot_statements(folder: Path) -> None:
     """Every process of the run uses the statements as they are now (see workloads.queries)."""
     statements = dict(queries())
     check_statements(statements)
-    snapshot = Path(tempfile.mkdtemp(prefix="tnbq")) / "queries.json"
+    snapshot = folder / "queries.json"
     snapshot.write_text(json.dumps(statements))
     os.environ[QUERIES_ENV] = str(snapshot)
 
 
-def main() -> None:
-    a = _arguments()
-    _snapshot_statements()
-    mode = QUICK if a.quick else FULL
-    began = time.monotonic()
-    results = Results(
-        command=shlex.join([".venv/bin/python", "bench/run.py", *sys.argv[1:]]),
-        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        commit=_commit(),
-        machine=[],
-        connections=a.connections or list(mode.connections),
-        runs=a.runs or mode.runs,
-        seconds=a.seconds or mode.seconds,
-    )
+def _measure(a: argparse.Namespace, results: Results, scratch: Path) -> None:
     with bench_database(a.database_url) as database:
         results.machine = _machine(asyncio.run(server_facts(database.url)), a.database_url is None)
         log("starting the Tenure service and the naive app …")
@@ -257,7 +243,25 @@ def main() -> None:
             if not a.skip_scenarios:
                 _scenarios(systems, results, a.quick, a)
             if not a.skip_profile:
-                _profiles(systems, results, a.quick)
+                _profiles(systems, results, a.quick, scratch)
+
+
+def main() -> None:
+    a = _arguments()
+    mode = QUICK if a.quick else FULL
+    began = time.monotonic()
+    results = Results(
+        command=shlex.join([".venv/bin/python", "bench/run.py", *sys.argv[1:]]),
+        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        commit=_commit(),
+        machine=[],
+        connections=a.connections or list(mode.connections),
+        runs=a.runs or mode.runs,
+        seconds=a.seconds or mode.seconds,
+    )
+    with tempfile.TemporaryDirectory(prefix="tnb") as scratch:
+        _snapshot_statements(Path(scratch))
+        _measure(a, results, Path(scratch))
     results.elapsed_seconds = time.monotonic() - began
     section = render(results)
     write_readme(a.readme, section)

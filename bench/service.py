@@ -87,20 +87,18 @@ def tenure_command(port: int, *arguments: str) -> list[str]:
     return [str(TENURE), "serve", "--port", str(port), *arguments]
 
 
-def tenure_env(
-    database_url: str | None, overrides: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    env = dict(os.environ, TENURE_DATA_DIR=tempfile.mkdtemp(prefix="tnb"))
-    if database_url:
-        env["TENURE_DATABASE_URL"] = database_url
-    env.update(overrides or {})
-    return env
+def tenure_env(database_url: str, overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    return dict(os.environ, TENURE_DATABASE_URL=database_url, **(overrides or {}))
 
 
 @contextmanager
 def running_service(*arguments: str, database_url: str | None = None) -> Iterator[str]:
-    """`tenure serve *arguments` with warnings only in its log; yields its base URL."""
+    """`tenure serve *arguments` with warnings only in its log, on the given database or an
+    embedded PostgreSQL in a fresh folder (removed afterwards); yields its base URL."""
     port = free_port()
-    env = tenure_env(database_url, {"TENURE_LOG_LEVEL": "warning"})
-    with running_server(tenure_command(port, *arguments), port, env=env) as server:
-        yield server.url
+    with tempfile.TemporaryDirectory(prefix="tnb", ignore_cleanup_errors=True) as folder:
+        env = dict(os.environ, TENURE_LOG_LEVEL="warning", TENURE_DATA_DIR=folder)
+        if database_url:
+            env["TENURE_DATABASE_URL"] = database_url
+        with running_server(tenure_command(port, *arguments), port, env=env) as server:
+            yield server.url
