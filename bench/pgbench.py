@@ -24,10 +24,7 @@ from workloads import (
     summarize,
 )
 
-WORKLOADS = ("acquire", "renew", "release", "release_quiet", "cycle", "hot")
-# The wake-up of waiters in release_lease; release_quiet runs the statement without it, to show
-# what NOTIFY costs (PostgreSQL serialises the commits of notifying transactions).
-_NOTIFY = re.compile(r"\s*CROSS JOIN LATERAL \(SELECT pg_notify\([^)]*\)\) AS \w+")
+WORKLOADS = ("acquire", "renew", "release", "cycle", "hot")
 _TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)$", re.MULTILINE)
 
 
@@ -60,11 +57,6 @@ def script(workload: str, prefix: str) -> str:
         return f"\\set k random(0, {RENEW_POOL - 1})\n" + renew
     if workload == "release":
         return "\\set n :n + 1\n" + release(in_order)
-    if workload == "release_quiet":
-        text, found = _NOTIFY.subn("", release(in_order))
-        if not found:
-            raise ValueError("release_lease has no pg_notify to leave out")
-        return "\\set n :n + 1\n" + text
     if workload == "cycle":
         return "\\set n random(0, 999999999)\n" + acquire(fresh) + release(fresh)
     if workload == "hot":

@@ -21,7 +21,6 @@ WORKLOADS: dict[str, tuple[str, tuple[str, ...]]] = {
     "acquire": ("acquire, fresh random names", SYSTEMS),
     "renew": ("renew a held lease", SYSTEMS),
     "release": ("release a held lease", SYSTEMS),
-    "release_quiet": ("release without its pg_notify (diagnostic)", ("pgbench",)),
     "cycle": ("acquire→release cycle (2 requests)", SYSTEMS),
     "claim_complete": ("claim+complete a window (2 requests)", ("tenure", "raw")),
     "verify": ("verify fence", ("tenure", "raw")),
@@ -30,7 +29,7 @@ WORKLOADS: dict[str, tuple[str, tuple[str, ...]]] = {
     "batch_renew": ("batch renew, 100 leases per request (leases/s)", ("tenure", "raw")),
 }
 # Workloads measured at these connection counts only (diagnostics; the others at all).
-ONLY_AT: dict[str, tuple[int, ...]] = {"release_quiet": (16,), "constant": (16,)}
+ONLY_AT: dict[str, tuple[int, ...]] = {"constant": (16,)}
 
 
 def connections_of(workload: str, connections: list[int]) -> list[int]:

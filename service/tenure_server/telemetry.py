@@ -174,20 +174,29 @@ class TelemetrySink:
     def record(self, event: Event) -> None:
         try:
             self._metrics.observe(event)
-            level = logging.WARNING if _notable(event) else logging.INFO
+            level = _level(event)
+            if not _events.isEnabledFor(level):
+                return
             fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}
             _events.log(level, event.name, extra={"event": event.name, **fields})
         except Exception:  # telemetry must never fail an operation
             _log.exception("could not record %s", type(event).__name__)
 
 
-def _notable(event: Event) -> bool:
-    """Events an operator should see at the default level as warnings."""
+def _level(event: Event) -> int:
+    """Warnings for what an operator should see; info for refusals, window runs and resolved
+    alerts; debug for routine lease and fence successes: those are counted in the metrics and
+    kept as rows of lease_events, and a line for each cost a quarter of an acquire's CPU
+    (bench/README.md)."""
     if isinstance(event, LeaseEvent):
-        return event.kind in ("taken_over", "renew_refused")
+        if event.kind in ("taken_over", "renew_refused"):
+            return logging.WARNING
+        return logging.INFO if event.kind == "refused" else logging.DEBUG
     if isinstance(event, FenceEvent):
-        return event.rejection is not None
-    return isinstance(event, AlertEvent) and event.transition == "opened"
+        return logging.DEBUG if event.rejection is None else logging.WARNING
+    if isinstance(event, AlertEvent):
+        return logging.WARNING if event.transition == "opened" else logging.INFO
+    return logging.INFO
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ async def test_transitions_and_requests_are_logged_as_json_events(
 ) -> None:
     """A takeover names the previous holder and generation; a fence rejection and a refused
     acquire are logged; each request has its route and latency."""
-    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG)
     await held(api, "close-day", "a")
     await api.post("/v1/leases/close-day/acquire", json={"holder": "b", "ttl_seconds": 5})
     await expire(database_url, "close-day")
@@ -55,3 +55,16 @@ async def test_transitions_and_requests_are_logged_as_json_events(
     assert requests[1]["route"] == "/v1/leases/{name}/acquire"
     assert requests[1]["status"] == 409
     assert isinstance(requests[1]["duration_ms"], float)
+
+
+async def test_routine_successes_are_debug_and_refusals_stay_visible_at_info(
+    api: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At the default level a granted acquire or an accepted fence writes no line (it is in the
+    metrics and lease_events); a refused acquire and its 409 answer do."""
+    caplog.set_level(logging.INFO)
+    await held(api, "close-day", "a")
+    await api.post("/v1/fences/ledger/verify", json={"lease": "close-day", "generation": 1})
+    await api.post("/v1/leases/close-day/acquire", json={"holder": "b", "ttl_seconds": 5})
+    logged = [(entry["event"], entry.get("status")) for entry in events(caplog)]
+    assert logged == [("lease.refused", None), ("http.request", 409)]

@@ -1,16 +1,20 @@
 """Acquire with wait_seconds: woken by a release at once, or at the holder's expiry; 409 at the
-deadline; no pooled connection held while waiting."""
+deadline; no pooled connection held while waiting; releases notify only awaited leases."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
+from collections.abc import Awaitable, Callable
 
+import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
 
 from tenure_server.api.app import create_app
+from tenure_server.db.notifications import CHANNEL
 from tenure_server.settings import Settings
 from tests.api.test_leases import held, problem
 
@@ -84,3 +88,63 @@ async def test_many_waiters_do_not_exhaust_the_pool(small_pool_app: FastAPI) -> 
             await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
             responses = await asyncio.gather(*waiters)
     assert sorted(response.status_code for response in responses) == [200] + [409] * 39
+
+
+async def _notifications_during(
+    database_url: str, action: Callable[[], Awaitable[object]]
+) -> list[str]:
+    """The release notifications sent while `action` ran, seen by a listener of our own."""
+    seen: list[str] = []
+    listener = await asyncpg.connect(database_url)
+    try:
+        await listener.add_listener(CHANNEL, lambda *args: seen.append(str(args[3])))
+        await action()
+        await asyncio.sleep(0.3)
+    finally:
+        await listener.close()
+    return seen
+
+
+async def test_a_release_notifies_only_while_someone_waits(
+    api: httpx.AsyncClient, database_url: str
+) -> None:
+    """Nobody waits: the release sends no notification (a notifying commit serialises every
+    release in the database). A waiter marked the lease: the release wakes it."""
+    await held(api, "close-day", "a", ttl=60)
+    release = {"holder": "a", "generation": 1}
+    quiet = await _notifications_during(
+        database_url, lambda: api.post("/v1/leases/close-day/release", json=release)
+    )
+    assert quiet == []
+    await held(api, "close-day", "a", ttl=60)
+
+    async def release_under_a_waiter() -> None:
+        waiter = asyncio.create_task(wait_for(api, "b", 30))
+        await asyncio.sleep(0.3)
+        await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 2})
+        assert (await waiter).json()["generation"] == 3
+
+    assert await _notifications_during(database_url, release_under_a_waiter) == ["close-day"]
+
+
+async def test_a_release_racing_the_waiters_mark_never_strands_the_waiter(
+    api: httpx.AsyncClient,
+) -> None:
+    """Releases sent at every moment around a waiter's start: the waiter holds the lease well
+    before the holding's 60 s expiry each time (woken, or it saw the lease free)."""
+    for round_ in range(30):
+        name = f"race-{round_}"
+        first = await held(api, name, "a", ttl=60)
+        waiter = asyncio.create_task(
+            api.post(
+                f"/v1/leases/{name}/acquire",
+                json={"holder": "b", "ttl_seconds": 60, "wait_seconds": 20},
+            )
+        )
+        await asyncio.sleep(random.uniform(0, 0.02))
+        release = {"holder": "a", "generation": first["generation"]}
+        await api.post(f"/v1/leases/{name}/release", json=release)
+        started = time.monotonic()
+        response = await waiter
+        assert response.status_code == 200, response.text
+        assert time.monotonic() - started < 2.0

@@ -13,11 +13,15 @@ from tenure_server.telemetry import Metrics
 _log = logging.getLogger("tenure.http")
 # Probes and scrapes arrive every few seconds; their lines are debug, not info.
 QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+# Answers below this status are routine: logged at debug (their latency is in the histogram),
+# because a line per request cost a quarter of an acquire's CPU (bench/README.md).
+ROUTINE_BELOW = 300
 
 
 class RequestTelemetry:
-    """One log line per HTTP request (method, path, route, status, latency) and one observation
-    of `tenure_http_request_duration_seconds`, labelled by route template, never by raw path."""
+    """One log line per HTTP request (method, path, route, status, latency; successes at debug)
+    and one observation of `tenure_http_request_duration_seconds`, labelled by route template,
+    never by raw path."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -47,8 +51,11 @@ class RequestTelemetry:
         method = str(scope.get("method", ""))
         self.metrics.requests.labels(method, template, str(status)).observe(seconds)
         path = str(scope.get("path", ""))
+        level = logging.DEBUG if status < ROUTINE_BELOW or path in QUIET_PATHS else logging.INFO
+        if not _log.isEnabledFor(level):
+            return
         _log.log(
-            logging.DEBUG if path in QUIET_PATHS else logging.INFO,
+            level,
             "%s %s %d",
             method,
             path,

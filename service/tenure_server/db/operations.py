@@ -79,6 +79,7 @@ class Operations:
                 raise
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
+        awaited = False
         with self._notifications.subscribe(name) as released:
             while True:
                 released.clear()
@@ -89,6 +90,12 @@ class Operations:
                     if remaining <= 0:
                         self._sink.record(LeaseEvent("refused", name, holder, None))
                         raise
+                    if not awaited:
+                        # Releases notify only awaited leases; a release that came before the
+                        # mark is seen by the acquire retried at once.
+                        await self._repository.await_lease(name, remaining)
+                        awaited = True
+                        continue
                     pause = min(remaining, held.retry_after_seconds + EXPIRY_SLACK_SECONDS)
                     if not self._notifications.listening:
                         pause = min(pause, FALLBACK_POLL_SECONDS)

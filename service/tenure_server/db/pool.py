@@ -37,17 +37,29 @@ async def create_pool(
     instead of a serialization failure), so the level is pinned here whatever the database
     default says; timeouts keep a slow database from holding requests forever. The server
     enforces statement_timeout; a database that does not answer at all (frozen, partitioned
-    away) cannot, so the client gives up a little later on its own."""
+    away) cannot, so the client gives up a little later on its own.
+
+    Pooled connections hold no session state (migrations and LISTEN have their own), so the
+    reset on release is only asyncpg's rollback of an open transaction, not its default
+    `RESET ALL; UNLISTEN *; …` round trip per request. JIT is off: these are one-row OLTP
+    statements, and a plan on stale statistics that crossed jit_above_cost would compile on
+    every execution."""
     client_timeout = statement_timeout_ms / 1000 + CLIENT_TIMEOUT_MARGIN_SECONDS
     return await asyncpg.create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
         command_timeout=client_timeout if statement_timeout_ms > 0 else None,
+        reset=_keep_session,
         server_settings={
             "application_name": "tenure",
             "default_transaction_isolation": "read committed",
             "statement_timeout": str(statement_timeout_ms),
             "lock_timeout": str(lock_timeout_ms),
+            "jit": "off",
         },
     )
+
+
+async def _keep_session(connection: asyncpg.Connection[Record]) -> None:
+    """The pool's reset hook: asyncpg has already rolled back any open transaction."""

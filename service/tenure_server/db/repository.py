@@ -132,6 +132,10 @@ class Repository:
             await self._fetchrow("release_lease", name, holder, generation, principal, grant)
         )
 
+    async def await_lease(self, name: str, seconds: float) -> None:
+        async with self._connection() as connection:
+            await connection.execute(QUERIES["await_lease"], name, seconds)
+
     async def force_release_lease(self, name: str, actor: str) -> Lease | None:
         return _lease(await self._fetchrow("force_release_lease", name, actor))
 

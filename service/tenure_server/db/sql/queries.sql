@@ -127,7 +127,11 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- Expires the holding at once without deleting the row, so the generation never restarts at 1.
 -- least() keeps an already-expired lease's expiry where it was. Only the first release of a
 -- holding matches (released_at IS NULL), so it alone records the event and wakes waiters: the
--- notification is delivered at commit, when the lease is free for them to take. With $5 (the
+-- notification is delivered at commit, when the lease is free for them to take, and sent only
+-- while a waiting acquire has marked the lease awaited (await_lease): a notifying commit takes a
+-- database-wide lock. The mark and the release both write the row, so whichever comes second
+-- sees the first: a release after the mark notifies; one before it left the lease free for the
+-- acquire the waiter retries after marking. With $5 (the
 -- grant_id of the caller's latest acquire or renew), only while that grant is the latest: a
 -- release that arrives late must not end a holding the same holder was granted again after
 -- sending it (a re-acquire answered 200), nor may a waiting acquire whose caller went away.
@@ -138,7 +142,7 @@ WITH released AS (
        AND principal IS NOT DISTINCT FROM $4
        AND ($5::text IS NULL OR granted_xact = $5::text::xid8)
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-              released_at, principal, granted_xact::text AS grant_id
+              released_at, principal, granted_xact::text AS grant_id, awaited_until
 ), event AS (
     INSERT INTO lease_events (lease, kind, holder, generation)
     SELECT name, 'released', holder, generation FROM released
@@ -147,7 +151,16 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
        principal, grant_id, expires_at > now() AS held,
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM released
- CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)) AS wake;
+  LEFT JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)
+                      WHERE released.awaited_until > now()) AS wake ON true;
+
+-- name: await_lease
+-- $1 name, $2 seconds the caller will wait at most.
+-- Marks the lease awaited so that releases notify (see release_lease); greatest() keeps the
+-- longest wait of every waiter, on every replica. A mark outliving its waiter (gone, crashed)
+-- only costs notifications until it passes.
+UPDATE leases SET awaited_until = greatest(awaited_until, now() + make_interval(secs => $2))
+ WHERE name = $1;
 
 -- name: force_release_lease
 -- $1 name, $2 actor (the admin principal).
