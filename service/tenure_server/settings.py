@@ -66,6 +66,15 @@ class Settings(BaseSettings):
     max_batch_size: int = Field(
         default=1000, ge=1, le=10000, description="Most holdings in one batch renew."
     )
+    coalesce_max_batch: int = Field(
+        default=64,
+        ge=1,
+        le=1000,
+        description="Most concurrent acquires one statement decides together; 1 turns it off.",
+    )
+    coalesce_max_statements: int = Field(
+        default=2, ge=1, le=64, description="Coalesced statements running at once, per process."
+    )
     rate_limit_per_second: float = Field(
         default=0, ge=0, description="Requests per second per principal; 0 turns it off."
     )

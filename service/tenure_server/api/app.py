@@ -20,7 +20,7 @@ from tenure_server.api.body_limit import BodySizeLimit
 from tenure_server.auth import Authenticator
 from tenure_server.db.migrate import migrate
 from tenure_server.db.notifications import ReleaseNotifications
-from tenure_server.db.operations import Operations
+from tenure_server.db.operations import Coalescing, Operations
 from tenure_server.db.pool import create_pool, start_embedded
 from tenure_server.db.repository import Repository
 from tenure_server.domain.ratelimit import RateLimiter
@@ -104,7 +104,8 @@ def create_app(settings: Settings) -> FastAPI:
             await _check_durability(repository, settings)
             await notifications.start()
             app.state.repository = repository
-            operations = Operations(repository, notifications, app.state.telemetry.sink)
+            coalescing = Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements)
+            operations = Operations(repository, notifications, app.state.telemetry.sink, coalescing)
             app.state.operations = operations
             app.state.limits = settings.limits
             async with observability.monitoring(app, settings, repository, operations):

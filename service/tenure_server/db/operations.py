@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
+from tenure_server.db.batching import Batcher
 from tenure_server.db.notifications import FALLBACK_POLL_SECONDS, ReleaseNotifications
-from tenure_server.db.repository import Repository
+from tenure_server.db.repository import Acquire, Acquired, Repository
 from tenure_server.domain.errors import (
     LeaseHeld,
     LeaseNotFound,
@@ -35,6 +37,18 @@ from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome,
 from tenure_server.domain.names import decode_cursor, encode_cursor, prefix_upper_bound
 from tenure_server.domain.windows import Holding, Window, claim_refusal, complete_outcome
 
+
+@dataclass(frozen=True, slots=True)
+class Coalescing:
+    """How concurrent single requests share statements (db/batching.py): at most `max_batch`
+    requests per statement (1: never share), at most `max_statements` running at once."""
+
+    max_batch: int = 1
+    max_statements: int = 1
+
+
+NO_COALESCING = Coalescing()
+
 # How many times a decision is retaken when the state moved between it and its explanation.
 DECISION_ATTEMPTS = 5
 # A waiter re-tries this long after the holding's expiry, so the expiry has surely passed.
@@ -51,12 +65,22 @@ class Operations:
         repository: Repository,
         notifications: ReleaseNotifications,
         sink: EventSink | None = None,
+        coalescing: Coalescing = NO_COALESCING,
     ) -> None:
         self._repository = repository
         self._notifications = notifications
         # Every transition, refusal and fence decision is reported here (logs and metrics).
         self._sink: EventSink = sink or NoSink()
         self._draining = asyncio.Event()
+        self._acquires = (
+            Batcher(
+                self._acquire_batch,
+                max_batch=coalescing.max_batch,
+                max_running=coalescing.max_statements,
+            )
+            if coalescing.max_batch > 1
+            else None
+        )
 
     async def acquire(
         self,
@@ -124,8 +148,12 @@ class Operations:
         self, name: str, holder: str, ttl: float, principal: str | None
     ) -> tuple[Lease, bool]:
         """The lease, and whether this call began the holding (False: it extended it)."""
-        for _ in range(DECISION_ATTEMPTS):
-            acquired = await self._repository.acquire_lease(name, holder, ttl, principal)
+        for attempt in range(DECISION_ATTEMPTS):
+            acquired = None
+            if attempt == 0 and self._acquires is not None:
+                acquired = await self._acquires.submit(Acquire(name, holder, ttl, principal))
+            if acquired is None:  # refused, or left undecided by the batch: decide it alone
+                acquired = await self._repository.acquire_lease(name, holder, ttl, principal)
             if acquired is not None:
                 lease, event = acquired
                 if event is not None:
@@ -136,6 +164,28 @@ class Operations:
             if refusal is not None:
                 raise refusal
         raise _still_moving("acquire")
+
+    async def _acquire_batch(self, wanted: list[Acquire]) -> list[Acquired | None]:
+        """One statement for acquires that arrived together. Identical requests (a client's
+        retries, many callers of one holder) share one decision, and only the first is told
+        that it began the holding; a different request for a name already in the batch is left
+        undecided (None), as are names the statement refused or skipped."""
+        first: dict[str, Acquire] = {}
+        for acquire in wanted:
+            first.setdefault(acquire.name, acquire)
+        decided = await self._repository.acquire_leases(list(first.values()))
+        answers: list[Acquired | None] = []
+        announced: set[str] = set()
+        for acquire in wanted:
+            outcome = decided.get(acquire.name)
+            if outcome is None or acquire != first[acquire.name]:
+                answers.append(None)
+            elif acquire.name in announced:
+                answers.append((outcome[0], None))
+            else:
+                announced.add(acquire.name)
+                answers.append(outcome)
+        return answers
 
     async def renew(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +35,20 @@ def _retryable(error: asyncpg.PostgresError) -> bool:
 
 
 Record = asyncpg.Record
+
+
+@dataclass(frozen=True, slots=True)
+class Acquire:
+    """One acquire request, as acquire_lease takes it."""
+
+    name: str
+    holder: str
+    ttl: float
+    principal: str | None
+
+
+# The lease, and the event when the acquire began a new holding (None: it extended one).
+Acquired = tuple[Lease, LeaseEvent | None]
 
 
 class Repository:
@@ -85,23 +100,22 @@ class Repository:
 
     async def acquire_lease(
         self, name: str, holder: str, ttl: float, principal: str | None
-    ) -> tuple[Lease, LeaseEvent | None] | None:
+    ) -> Acquired | None:
         """The lease, and the event when this call began a new holding (None: extended)."""
         row = await self._fetchrow("acquire_lease", name, holder, ttl, principal)
-        if row is None:
-            return None
-        facts = dict(row)
-        new, took_over, previous = (
-            facts.pop("new_holding"),
-            facts.pop("took_over"),
-            facts.pop("previous_holder"),
+        return None if row is None else _acquired(row)
+
+    async def acquire_leases(self, wanted: list[Acquire]) -> dict[str, Acquired]:
+        """Acquires of distinct names in one statement: what each acquired name got. A name left
+        out was refused or skipped (its row was locked); acquire_lease decides it."""
+        rows = await self._fetch(
+            "acquire_leases",
+            [acquire.name for acquire in wanted],
+            [acquire.holder for acquire in wanted],
+            [acquire.ttl for acquire in wanted],
+            [acquire.principal for acquire in wanted],
         )
-        lease = Lease(**facts)
-        if not new:
-            return lease, None
-        kind: LeaseEventKind = "taken_over" if took_over else "acquired"
-        before = lease.generation - 1 or None
-        return lease, LeaseEvent(kind, name, lease.holder, lease.generation, previous, before)
+        return {row["name"]: _acquired(row) for row in rows}
 
     async def renew_lease(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None
@@ -197,6 +211,21 @@ class Repository:
         row = await self._fetchrow("synchronous_commit")
         assert row is not None
         return str(row[0])
+
+
+def _acquired(row: Record) -> Acquired:
+    facts = dict(row)
+    new, took_over, previous = (
+        facts.pop("new_holding"),
+        facts.pop("took_over"),
+        facts.pop("previous_holder"),
+    )
+    lease = Lease(**facts)
+    if not new:
+        return lease, None
+    kind: LeaseEventKind = "taken_over" if took_over else "acquired"
+    before = lease.generation - 1 or None
+    return lease, LeaseEvent(kind, lease.name, lease.holder, lease.generation, previous, before)
 
 
 def _holding(holding: Holding) -> tuple[str, str, int, str | None]:

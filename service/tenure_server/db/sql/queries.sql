@@ -61,6 +61,83 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
        new_holding, took_over, previous_holder
   FROM acquired;
 
+-- name: acquire_leases
+-- $1 names (distinct), $2 holders, $3 ttl_seconds, $4 principals: parallel arrays, one element
+-- per acquire. Acquires that arrived together (operations.py coalesces them), each decided as
+-- acquire_lease decides it, in one statement and one commit. A lease row locked by another
+-- transaction is skipped, not waited for, so one busy lease (a fenced transaction holds it FOR
+-- SHARE) never delays the others; so is a new name another transaction inserted after this
+-- statement's snapshot (ON CONFLICT DO NOTHING). Skipped and refused names return no row, and
+-- the caller decides each of them with acquire_lease. Existing rows are locked in name order and
+-- new ones inserted in name order, so two batches cannot deadlock. The rows it writes are locked
+-- by this statement, so the UPDATE's CASEs see the latest row, as acquire_lease's do.
+WITH wanted AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::text[])
+        AS w(name, holder, ttl_seconds, principal)
+), locked AS MATERIALIZED (
+    SELECT l.name
+      FROM leases AS l
+      JOIN wanted AS w ON l.name = w.name
+     ORDER BY l.name
+       FOR NO KEY UPDATE OF l SKIP LOCKED
+), taken AS (
+    UPDATE leases AS l SET
+        holder          = w.holder,
+        generation      = CASE WHEN l.expires_at > now() THEN l.generation
+                               ELSE l.generation + 1 END,
+        ttl_seconds     = w.ttl_seconds,
+        acquired_at     = CASE WHEN l.expires_at > now() THEN l.acquired_at ELSE now() END,
+        renewed_at      = now(),
+        expires_at      = CASE WHEN l.expires_at > now()
+                               THEN greatest(l.expires_at,
+                                             now() + make_interval(secs => w.ttl_seconds))
+                               ELSE now() + make_interval(secs => w.ttl_seconds) END,
+        released_at     = NULL,
+        previous_holder = CASE WHEN l.expires_at > now() THEN l.previous_holder
+                               ELSE l.holder END,
+        took_over       = CASE WHEN l.expires_at > now() THEN l.took_over
+                               ELSE l.released_at IS NULL END,
+        acquired_xact   = CASE WHEN l.expires_at > now() THEN l.acquired_xact
+                               ELSE pg_current_xact_id() END,
+        granted_xact    = pg_current_xact_id(),
+        principal       = w.principal
+      FROM wanted AS w
+     WHERE l.name = w.name AND l.name IN (SELECT name FROM locked)
+       AND (l.expires_at <= now()
+            OR (l.holder = w.holder AND l.principal IS NOT DISTINCT FROM w.principal))
+    RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
+              l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
+              l.acquired_xact = pg_current_xact_id() AS new_holding,
+              l.granted_xact::text AS grant_id
+), inserted AS (
+    INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
+                             expires_at, acquired_xact, granted_xact, principal)
+    SELECT w.name, w.holder, 1, w.ttl_seconds, now(), now(),
+           now() + make_interval(secs => w.ttl_seconds), pg_current_xact_id(),
+           pg_current_xact_id(), w.principal
+      FROM wanted AS w
+     WHERE NOT EXISTS (SELECT 1 FROM leases AS e WHERE e.name = w.name)
+     ORDER BY w.name
+    ON CONFLICT (name) DO NOTHING
+    RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
+              l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
+              true AS new_holding, l.granted_xact::text AS grant_id
+), acquired AS (
+    SELECT * FROM taken UNION ALL SELECT * FROM inserted
+), event AS (
+    INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
+                              previous_generation)
+    SELECT name, CASE WHEN took_over THEN 'taken_over' ELSE 'acquired' END, holder, generation,
+           previous_holder, nullif(generation - 1, 0)
+      FROM acquired
+     WHERE new_holding
+)
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       principal, grant_id, expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds,
+       new_holding, took_over, previous_holder
+  FROM acquired;
+
 -- name: renew_lease
 -- $1 name, $2 holder, $3 generation, $4 ttl_seconds, $5 principal.
 -- The UPDATE's WHERE is re-checked on the latest row after any lock wait, so a holder that was

@@ -1,0 +1,71 @@
+"""Coalesces concurrent requests for one statement into batches, as a database groups commits.
+
+A request joins the batch that starts next, never one already running, so a statement starts
+after every request it answers arrived: an expiry it grants counts from a moment after the
+client sent its request, as the client's own deadline (send time + TTL) assumes. With fewer
+statements running than `max_running`, a request starts its batch at once, so an idle service
+adds no delay; under load, the requests that arrive while statements run share the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Batcher(Generic[T, R]):
+    def __init__(
+        self,
+        run: Callable[[list[T]], Awaitable[list[R]]],
+        *,
+        max_batch: int,
+        max_running: int,
+    ) -> None:
+        """`run` answers a batch with one result per request, in order."""
+        if max_batch < 1 or max_running < 1:
+            raise ValueError("max_batch and max_running must be at least 1")
+        self._run = run
+        self._max_batch = max_batch
+        self._max_running = max_running
+        self._pending: list[tuple[T, asyncio.Future[R]]] = []
+        self._running: set[asyncio.Task[None]] = set()
+
+    async def submit(self, request: T) -> R:
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self._pending.append((request, future))
+        self._start_batches()
+        return await future
+
+    def _start_batches(self) -> None:
+        while self._pending and len(self._running) < self._max_running:
+            # A request whose caller went away before its batch started is not run at all.
+            batch = [entry for entry in self._pending[: self._max_batch] if not entry[1].done()]
+            del self._pending[: self._max_batch]
+            if batch:
+                task = asyncio.create_task(self._answer(batch))
+                self._running.add(task)
+                task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self._start_batches()
+
+    async def _answer(self, batch: list[tuple[T, asyncio.Future[R]]]) -> None:
+        try:
+            results = await self._run([request for request, _ in batch])
+        except Exception as error:  # every caller of the batch gets the statement's error
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(error)
+            return
+        except BaseException:  # cancelled (shutdown): so are its callers
+            for _, future in batch:
+                future.cancel()
+            raise
+        for (_, future), result in zip(batch, results, strict=True):
+            if not future.done():
+                future.set_result(result)

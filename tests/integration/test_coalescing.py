@@ -1,0 +1,153 @@
+"""Acquires that arrive together share one statement (acquire_leases) and each is decided
+exactly as acquire_lease alone would decide it."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import AsyncIterator
+
+import asyncpg
+import httpx
+import pytest
+
+from tenure_server.db.pool import create_pool
+from tenure_server.db.repository import Acquire, Repository
+from tests.integration.test_events import events
+
+
+@pytest.fixture
+async def repository(database_url: str) -> AsyncIterator[Repository]:
+    pool = await create_pool(
+        database_url, min_size=1, max_size=8, statement_timeout_ms=5000, lock_timeout_ms=4000
+    )
+    try:
+        yield Repository(pool, acquire_timeout=5)
+    finally:
+        await pool.close()
+
+
+async def test_one_statement_decides_each_name_as_a_single_acquire_would(
+    repository: Repository, database_url: str
+) -> None:
+    """Free: generation 1 and an event. Held by its holder: extended, same generation, no event.
+    Held by another: left out. Expired: taken over with generation + 1 and an event."""
+    await repository.acquire_lease("mine", "a", 30, None)
+    await repository.acquire_lease("theirs", "b", 30, None)
+    await repository.acquire_lease("expired", "b", 1, None)
+    await asyncio.sleep(1.1)
+    decided = await repository.acquire_leases(
+        [
+            Acquire("free", "a", 30, None),
+            Acquire("mine", "a", 60, None),
+            Acquire("theirs", "a", 30, None),
+            Acquire("expired", "a", 30, None),
+        ]
+    )
+    assert set(decided) == {"free", "mine", "expired"}
+    free, mine, expired = decided["free"], decided["mine"], decided["expired"]
+    assert (free[0].generation, free[1] is not None) == (1, True)
+    assert (mine[0].generation, mine[1], mine[0].ttl_seconds) == (1, None, 60)
+    assert expired[1] is not None
+    assert (expired[0].generation, expired[1].kind, expired[1].previous_holder) == (
+        2,
+        "taken_over",
+        "b",
+    )
+    assert free[0].grant_id == mine[0].grant_id == expired[0].grant_id
+    assert Counter(kind for kind, *_ in await events(database_url)) == {
+        "acquired": 4,
+        "taken_over": 1,
+    }
+
+
+async def test_a_locked_lease_is_skipped_without_delaying_the_others(
+    repository: Repository, database_url: str
+) -> None:
+    """A fenced transaction holds one lease FOR SHARE: the batch decides the other names at once
+    and leaves that one out, for acquire_lease to wait on."""
+    await repository.acquire_lease("busy", "a", 1, None)
+    await asyncio.sleep(1.1)
+    fenced = await asyncpg.connect(database_url)
+    try:
+        transaction = fenced.transaction()
+        await transaction.start()
+        await fenced.execute("SELECT 1 FROM leases WHERE name = 'busy' FOR SHARE")
+        decided = await asyncio.wait_for(
+            repository.acquire_leases(
+                [Acquire("busy", "b", 30, None), Acquire("calm", "b", 30, None)]
+            ),
+            timeout=1,
+        )
+        assert set(decided) == {"calm"}
+        waiting = asyncio.create_task(repository.acquire_lease("busy", "b", 30, None))
+        await asyncio.sleep(0.2)
+        assert not waiting.done()
+        await transaction.rollback()
+        taken = await waiting
+    finally:
+        await fenced.close()
+    assert taken is not None
+    assert taken[0].generation == 2
+
+
+async def test_batches_racing_over_the_same_names_never_deadlock_or_double_grant(
+    repository: Repository,
+) -> None:
+    """Eight tasks send batches over the same twelve names in shuffled orders, each holder
+    wanting every name: no statement fails, and each name has one holder at generation 1."""
+    names = [f"job-{i}" for i in range(12)]
+    granted: dict[str, set[str]] = {name: set() for name in names}
+
+    async def contender(holder: str) -> None:
+        for _ in range(10):
+            order = random.sample(names, len(names))
+            decided = await repository.acquire_leases([Acquire(n, holder, 30, None) for n in order])
+            for name, (lease, _) in decided.items():
+                assert lease.generation == 1
+                granted[name].add(lease.holder)
+
+    await asyncio.gather(*(contender(f"h{i}") for i in range(8)))
+    assert all(len(holders) == 1 for holders in granted.values())
+
+
+async def test_identical_concurrent_acquires_share_one_decision(
+    api: httpx.AsyncClient, database_url: str
+) -> None:
+    """Twenty identical requests at once (one holder, one name): all 200 with one generation,
+    one event in the history, one acquisition counted."""
+    body = {"holder": "a", "ttl_seconds": 30}
+    responses = await asyncio.gather(
+        *(api.post("/v1/leases/hot/acquire", json=body) for _ in range(20))
+    )
+    assert {response.status_code for response in responses} == {200}
+    assert {response.json()["generation"] for response in responses} == {1}
+    assert [kind for kind, *_ in await events(database_url)] == ["acquired"]
+    metrics = (await api.get("/metrics")).text
+    assert 'tenure_lease_acquisitions_total{lease="hot"} 1.0' in metrics
+
+
+async def test_many_holders_racing_many_names_get_one_holder_each(
+    api: httpx.AsyncClient,
+) -> None:
+    """240 concurrent acquires, 8 holders over 30 names: per name exactly one 200 (the holder
+    the lease now names, generation 1), every other answer 409 lease-held."""
+    wanted = [(f"n{i}", f"h{j}") for i in range(30) for j in range(8)]
+    random.shuffle(wanted)
+    responses = await asyncio.gather(
+        *(
+            api.post(f"/v1/leases/{name}/acquire", json={"holder": holder, "ttl_seconds": 30})
+            for name, holder in wanted
+        )
+    )
+    winners: dict[str, list[str]] = {}
+    for (name, holder), response in zip(wanted, responses, strict=True):
+        assert response.status_code in (200, 409), response.text
+        if response.status_code == 200:
+            winners.setdefault(name, []).append(holder)
+    assert sorted(winners) == sorted({name for name, _ in wanted})
+    for name, holders in winners.items():
+        assert len(holders) == 1
+        current = (await api.get(f"/v1/leases/{name}")).json()
+        assert (current["holder"], current["generation"]) == (holders[0], 1)

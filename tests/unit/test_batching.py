@@ -1,0 +1,114 @@
+"""Coalescing: a request is answered by a batch that started after it arrived, batches respect
+their size and concurrency bounds, and a failure reaches exactly the callers of its batch."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tenure_server.db.batching import Batcher
+
+
+class Recorder:
+    """A statement that takes a while, remembering each batch and which were running at once."""
+
+    def __init__(self, seconds: float = 0.01, fail_on: int | None = None) -> None:
+        self.seconds = seconds
+        self.fail_on = fail_on
+        self.batches: list[list[int]] = []
+        self.running = 0
+        self.most_running = 0
+
+    async def run(self, batch: list[int]) -> list[int]:
+        self.batches.append(batch)
+        self.running += 1
+        self.most_running = max(self.most_running, self.running)
+        try:
+            await asyncio.sleep(self.seconds)
+            if self.fail_on in batch:
+                raise RuntimeError("the statement failed")
+            return [item * 10 for item in batch]
+        finally:
+            self.running -= 1
+
+
+async def test_each_caller_gets_its_own_answer_and_an_idle_batcher_starts_at_once() -> None:
+    """One request alone is its own batch; many at once are answered each with its own result."""
+    recorder = Recorder()
+    batcher = Batcher(recorder.run, max_batch=8, max_running=2)
+    assert await batcher.submit(7) == 70
+    assert recorder.batches == [[7]]
+    assert await asyncio.gather(*(batcher.submit(i) for i in range(40))) == [
+        i * 10 for i in range(40)
+    ]
+
+
+async def test_batches_respect_their_size_and_concurrency_bounds() -> None:
+    """At most max_batch requests per statement and max_running statements at once; the
+    requests that arrive while statements run share the next ones."""
+    recorder = Recorder()
+    batcher = Batcher(recorder.run, max_batch=5, max_running=2)
+    await asyncio.gather(*(batcher.submit(i) for i in range(23)))
+    assert recorder.most_running == 2
+    assert all(1 <= len(batch) <= 5 for batch in recorder.batches)
+    assert sorted(item for batch in recorder.batches for item in batch) == list(range(23))
+    assert len(recorder.batches) < 23
+
+
+async def test_a_request_never_joins_a_batch_that_already_started() -> None:
+    """A request sent while a statement runs is answered by a later statement, so whatever the
+    statement grants counts from after the request arrived."""
+    started: list[tuple[list[int], float]] = []
+    loop = asyncio.get_running_loop()
+
+    async def run(batch: list[int]) -> list[float]:
+        started.append((batch, loop.time()))
+        await asyncio.sleep(0.02)
+        return [loop.time()] * len(batch)
+
+    batcher = Batcher(run, max_batch=100, max_running=1)
+    arrivals: dict[int, float] = {}
+
+    async def send(item: int) -> None:
+        await asyncio.sleep(item * 0.003)
+        arrivals[item] = loop.time()
+        await batcher.submit(item)
+
+    await asyncio.gather(*(send(i) for i in range(30)))
+    for batch, at in started:
+        assert all(arrivals[item] <= at for item in batch)
+    assert len(started) > 1
+
+
+async def test_a_failed_statement_fails_only_the_callers_of_its_batch() -> None:
+    """Every caller of the failing batch gets its error; the other batches answer normally."""
+    recorder = Recorder(fail_on=3)
+    batcher = Batcher(recorder.run, max_batch=1, max_running=4)
+    results = await asyncio.gather(*(batcher.submit(i) for i in range(6)), return_exceptions=True)
+    assert [type(result) for result in results].count(RuntimeError) == 1
+    assert isinstance(results[3], RuntimeError)
+
+
+async def test_a_caller_gone_before_its_batch_started_is_not_run() -> None:
+    """Cancelled while queued: its request never reaches the statement."""
+    recorder = Recorder(seconds=0.05)
+    batcher = Batcher(recorder.run, max_batch=10, max_running=1)
+    first = asyncio.create_task(batcher.submit(1))
+    await asyncio.sleep(0.01)
+    gone = asyncio.create_task(batcher.submit(2))
+    kept = asyncio.create_task(batcher.submit(3))
+    await asyncio.sleep(0.01)
+    gone.cancel()
+    assert (await first, await kept) == (10, 30)
+    assert recorder.batches == [[1], [3]]
+
+
+def test_bounds_below_one_are_refused() -> None:
+    """A batcher that could never run anything is a configuration error."""
+
+    async def run(batch: list[int]) -> list[int]:
+        return batch
+
+    with pytest.raises(ValueError, match="at least 1"):
+        Batcher(run, max_batch=0, max_running=1)
