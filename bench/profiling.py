@@ -62,7 +62,7 @@ CATEGORIES: tuple[tuple[str, Callable[[Stack], bool]], ...] = (
     ),
     (
         "middleware layers (own time)",
-        _leaf("middleware", "body_limit.py", "request_telemetry.py", "_exception_handler.py"),
+        _leaf("middleware", "api/edge.py", "_exception_handler.py"),
     ),
     ("routing (route matching, endpoint dispatch)", _leaf("routing.py", "applications.py")),
     ("HTTP protocol (uvicorn + httptools)", _leaf("uvicorn/")),

@@ -82,7 +82,7 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level,
-            # Our handler formats uvicorn's lines too; request lines come from RequestTelemetry.
+            # Our handler formats uvicorn's lines too; request lines come from RequestEdge.
             log_config=None,
             access_log=False,
         )
@@ -95,7 +95,7 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
             port=settings.port,
             workers=settings.workers,
             log_level=settings.log_level,
-            # Our handler formats uvicorn's lines too; request lines come from RequestTelemetry.
+            # Our handler formats uvicorn's lines too; request lines come from RequestEdge.
             log_config=None,
             access_log=False,
         )

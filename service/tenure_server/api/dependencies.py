@@ -1,11 +1,14 @@
 """What handlers receive: the caller, and the operations and limits the lifespan put on the app.
 
 All are `async def` although none awaits: FastAPI runs a plain `def` dependency in a worker
-thread, and that hand-off cost more CPU than the rest of an acquire (bench/README.md).
+thread, and that hand-off cost more CPU than the rest of an acquire (bench/README.md). The hot
+routes take all three as one `ContextDep`: FastAPI resolves each dependency through a
+recursive `solve_dependencies` call, the largest part of its per-request work.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -33,7 +36,7 @@ async def _limits(request: Request) -> Limits:
     return limits
 
 
-async def _caller(request: Request) -> Principal:
+def _authenticated(request: Request) -> Principal:
     """The authenticated principal (the anonymous admin when authentication is off), after its
     rate limit, if one is configured."""
     authenticator: Authenticator = request.app.state.authenticator
@@ -44,7 +47,26 @@ async def _caller(request: Request) -> Principal:
     return principal
 
 
+async def _caller(request: Request) -> Principal:
+    return _authenticated(request)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The caller (authenticated, rate limited), the operations and the limits, in one."""
+
+    caller: Principal
+    operations: Operations
+    limits: Limits
+
+
+async def _context(request: Request) -> Context:
+    state = request.app.state
+    return Context(_authenticated(request), state.operations, state.limits)
+
+
 OperationsDep = Annotated[Operations, Depends(_operations)]
 RepositoryDep = Annotated[Repository, Depends(_repository)]
 LimitsDep = Annotated[Limits, Depends(_limits)]
 CallerDep = Annotated[Principal, Depends(_caller)]
+ContextDep = Annotated[Context, Depends(_context)]

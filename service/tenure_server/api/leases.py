@@ -6,8 +6,9 @@ import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
 
-from tenure_server.api.dependencies import CallerDep, LimitsDep, OperationsDep
+from tenure_server.api.dependencies import CallerDep, ContextDep, LimitsDep, OperationsDep
 from tenure_server.api.schemas import (
     AcquireRequest,
     HoldingRefOut,
@@ -18,6 +19,7 @@ from tenure_server.api.schemas import (
     RenewManyRequest,
     RenewManyResult,
     RenewRequest,
+    as_json,
     problem_responses,
 )
 from tenure_server.domain.errors import Forbidden, InvalidInput, LeaseNotFound
@@ -26,22 +28,21 @@ from tenure_server.domain.names import NAME_MAX_LENGTH
 router = APIRouter(prefix="/v1/leases", tags=["leases"])
 
 
-@router.post("/{name}/acquire", responses=problem_responses(401, 403, 409))
+# The four hot routes (acquire, renew, batch renew, release) take one `ContextDep` and answer
+# `as_json(...)`: the same JSON and OpenAPI, with less of FastAPI's per-request work.
+@router.post("/{name}/acquire", response_model=LeaseOut, responses=problem_responses(401, 403, 409))
 async def acquire(
-    name: LeaseName,
-    body: AcquireRequest,
-    request: Request,
-    caller: CallerDep,
-    operations: OperationsDep,
-    limits: LimitsDep,
-) -> LeaseOut:
+    name: LeaseName, body: AcquireRequest, request: Request, context: ContextDep
+) -> Response:
     """Take the lease if it is free or expired (generation + 1), or extend it if this holder
     still holds it (same generation). With `wait_seconds`, wait for a release or expiry. 409
     `lease-held` with `Retry-After` otherwise. The holding is bound to the caller's principal."""
+    caller, operations, limits = context.caller, context.operations, context.limits
     caller.require("client", "acquire", name)
     ttl, wait = limits.ttl(body.ttl_seconds), limits.wait(body.wait_seconds)
     if wait == 0:
-        return LeaseOut.of(await operations.acquire(name, body.holder, ttl, principal=caller.name))
+        lease = await operations.acquire(name, body.holder, ttl, principal=caller.name)
+        return as_json(LeaseOut.of(lease))
     abandoned = asyncio.Event()
     watcher = asyncio.create_task(_watch_disconnect(request, abandoned))
     try:
@@ -50,7 +51,7 @@ async def acquire(
         )
     finally:
         watcher.cancel()
-    return LeaseOut.of(lease)
+    return as_json(LeaseOut.of(lease))
 
 
 async def _watch_disconnect(request: Request, abandoned: asyncio.Event) -> None:
@@ -60,29 +61,18 @@ async def _watch_disconnect(request: Request, abandoned: asyncio.Event) -> None:
     abandoned.set()
 
 
-@router.post("/{name}/renew", responses=problem_responses(401, 403, 409))
-async def renew(
-    name: LeaseName,
-    body: RenewRequest,
-    caller: CallerDep,
-    operations: OperationsDep,
-    limits: LimitsDep,
-) -> LeaseOut:
+@router.post("/{name}/renew", response_model=LeaseOut, responses=problem_responses(401, 403, 409))
+async def renew(name: LeaseName, body: RenewRequest, context: ContextDep) -> Response:
     """Extend the holding named by holder + generation, only before it expires."""
+    caller = context.caller
     caller.require("client", "renew", name)
-    ttl = limits.ttl(body.ttl_seconds)
-    lease = await operations.renew(name, body.holder, body.generation, ttl, caller.name)
-    return LeaseOut.of(lease)
+    ttl = context.limits.ttl(body.ttl_seconds)
+    lease = await context.operations.renew(name, body.holder, body.generation, ttl, caller.name)
+    return as_json(LeaseOut.of(lease))
 
 
-@router.post("/renew", responses=problem_responses(401, 403))
-async def renew_many(
-    body: RenewManyRequest,
-    request: Request,
-    caller: CallerDep,
-    operations: OperationsDep,
-    limits: LimitsDep,
-) -> RenewManyResult:
+@router.post("/renew", response_model=RenewManyResult, responses=problem_responses(401, 403))
+async def renew_many(body: RenewManyRequest, request: Request, context: ContextDep) -> Response:
     """Renew many holdings of one holder in one statement (a process holding many leases renews
     them together). Each holding is renewed or reported lost exactly as a single renew would."""
     holdings = [(ref.name, ref.generation) for ref in body.leases]
@@ -91,24 +81,28 @@ async def renew_many(
         raise InvalidInput("leases", f"at most {request.app.state.max_batch_size} per request")
     if len(set(names)) != len(names):
         raise InvalidInput("leases", "each lease may appear once")
-    caller.require("client", "renew", *names)
-    renewed, lost = await operations.renew_many(
-        holdings, body.holder, limits.ttl(body.ttl_seconds), caller.name
+    context.caller.require("client", "renew", *names)
+    renewed, lost = await context.operations.renew_many(
+        holdings, body.holder, context.limits.ttl(body.ttl_seconds), context.caller.name
     )
-    return RenewManyResult(
+    result = RenewManyResult(
         renewed=[LeaseOut.of(lease) for lease in renewed],
         lost=[HoldingRefOut(name=name, generation=generation) for name, generation in lost],
     )
+    return as_json(result)
 
 
-@router.post("/{name}/release", responses=problem_responses(401, 403, 404, 409))
-async def release(
-    name: LeaseName, body: ReleaseRequest, caller: CallerDep, operations: OperationsDep
-) -> LeaseOut:
+@router.post(
+    "/{name}/release", response_model=LeaseOut, responses=problem_responses(401, 403, 404, 409)
+)
+async def release(name: LeaseName, body: ReleaseRequest, context: ContextDep) -> Response:
     """Expire the holding at once; the row and its generation stay. Releasing again is a no-op."""
+    caller = context.caller
     caller.require("client", "release", name)
-    lease = await operations.release(name, body.holder, body.generation, caller.name, body.grant)
-    return LeaseOut.of(lease)
+    lease = await context.operations.release(
+        name, body.holder, body.generation, caller.name, body.grant
+    )
+    return as_json(LeaseOut.of(lease))
 
 
 @router.post("/{name}/force-release", responses=problem_responses(401, 403, 404))

@@ -1,5 +1,6 @@
-"""Wires issue 6 into an app: telemetry (request logs, metrics, the event sink), the routes of
-jobs, history, overview, /metrics and /ui, and the monitor loop in the lifespan.
+"""Wires issue 6 into an app: telemetry (metrics, the event sink), the routes of jobs, history,
+overview, /metrics and /ui, and the monitor loop in the lifespan. Request logs and latencies
+come from the edge middleware (api/edge.py), which create_app adds with these metrics.
 
 `create_app` calls `install` once and enters `monitoring(...)` in its lifespan, so app.py only
 names these two."""
@@ -13,7 +14,6 @@ from fastapi import FastAPI
 
 from tenure_server.api import history, jobs, metrics, ui
 from tenure_server.api.monitoring_dependencies import Monitoring
-from tenure_server.api.request_telemetry import RequestTelemetry
 from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.operations import Operations
@@ -26,10 +26,9 @@ from tenure_server.webhooks import RetryPolicy, WebhookTarget
 
 
 def install(app: FastAPI, settings: Settings) -> Telemetry:
-    """Add the request telemetry middleware and the routes; the app's `Telemetry`."""
+    """Add the monitoring routes; the app's `Telemetry`."""
     telemetry = Telemetry(settings.metrics_cache_seconds)
     app.state.telemetry = telemetry
-    app.add_middleware(RequestTelemetry, metrics=telemetry.metrics)
     for router in (jobs.router, history.router, metrics.router, ui.router):
         app.include_router(router)
     return telemetry
