@@ -17,6 +17,7 @@ from fastapi import FastAPI
 
 from tenure_server.api import fences, health, leases, observability, problems, windows
 from tenure_server.api.edge import RequestEdge
+from tenure_server.api.express import Express
 from tenure_server.auth import Authenticator
 from tenure_server.db.migrate import migrate
 from tenure_server.db.notifications import ReleaseNotifications
@@ -135,6 +136,8 @@ def create_app(settings: Settings) -> FastAPI:
         if settings.rate_limit_per_second > 0
         else None
     )
+    # Added first, so it runs inside RequestEdge: limits, log and metrics apply to it alike.
+    app.add_middleware(Express)
     app.add_middleware(RequestEdge, metrics=telemetry.metrics, max_bytes=settings.max_body_bytes)
     for router in (windows.router, windows.resolver, health.router):
         app.include_router(router)

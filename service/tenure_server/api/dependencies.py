@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
+from starlette.datastructures import State
 
 from tenure_server.auth import Authenticator
 from tenure_server.db.operations import Operations
@@ -36,15 +37,19 @@ async def _limits(request: Request) -> Limits:
     return limits
 
 
-def _authenticated(request: Request) -> Principal:
-    """The authenticated principal (the anonymous admin when authentication is off), after its
-    rate limit, if one is configured."""
-    authenticator: Authenticator = request.app.state.authenticator
-    principal = authenticator.authenticate(request.headers.get("authorization"))
-    limiter: RateLimiter | None = request.app.state.rate_limiter
+def authenticate(state: State, authorization: str | None) -> Principal:
+    """The principal a request's Authorization header names (the anonymous admin when
+    authentication is off), after its rate limit, if one is configured."""
+    authenticator: Authenticator = state.authenticator
+    principal = authenticator.authenticate(authorization)
+    limiter: RateLimiter | None = state.rate_limiter
     if limiter is not None:
         limiter.take(principal.label)
     return principal
+
+
+def _authenticated(request: Request) -> Principal:
+    return authenticate(request.app.state, request.headers.get("authorization"))
 
 
 async def _caller(request: Request) -> Principal:
@@ -60,9 +65,13 @@ class Context:
     limits: Limits
 
 
+def context_of(state: State, authorization: str | None) -> Context:
+    """What a hot route works with, for a request with this Authorization header."""
+    return Context(authenticate(state, authorization), state.operations, state.limits)
+
+
 async def _context(request: Request) -> Context:
-    state = request.app.state
-    return Context(_authenticated(request), state.operations, state.limits)
+    return context_of(request.app.state, request.headers.get("authorization"))
 
 
 OperationsDep = Annotated[Operations, Depends(_operations)]

@@ -7,8 +7,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
+from starlette.types import Receive
 
-from tenure_server.api.dependencies import CallerDep, ContextDep, LimitsDep, OperationsDep
+from tenure_server.api.dependencies import (
+    CallerDep,
+    Context,
+    ContextDep,
+    LimitsDep,
+    OperationsDep,
+)
 from tenure_server.api.schemas import (
     AcquireRequest,
     HoldingRefOut,
@@ -29,7 +36,9 @@ router = APIRouter(prefix="/v1/leases", tags=["leases"])
 
 
 # The four hot routes (acquire, renew, batch renew, release) take one `ContextDep` and answer
-# `as_json(...)`: the same JSON and OpenAPI, with less of FastAPI's per-request work.
+# `as_json(...)`: the same JSON and OpenAPI, with less of FastAPI's per-request work. The work of
+# acquire, renew and release is in the `*_lease` functions below, which the express lane
+# (api/express.py) calls too when it answers the common case without FastAPI.
 @router.post("/{name}/acquire", response_model=LeaseOut, responses=problem_responses(401, 403, 409))
 async def acquire(
     name: LeaseName, body: AcquireRequest, request: Request, context: ContextDep
@@ -37,6 +46,12 @@ async def acquire(
     """Take the lease if it is free or expired (generation + 1), or extend it if this holder
     still holds it (same generation). With `wait_seconds`, wait for a release or expiry. 409
     `lease-held` with `Retry-After` otherwise. The holding is bound to the caller's principal."""
+    return await acquire_lease(context, name, body, request.receive)
+
+
+async def acquire_lease(
+    context: Context, name: str, body: AcquireRequest, receive: Receive
+) -> Response:
     caller, operations, limits = context.caller, context.operations, context.limits
     caller.require("client", "acquire", name)
     ttl, wait = limits.ttl(body.ttl_seconds), limits.wait(body.wait_seconds)
@@ -44,7 +59,7 @@ async def acquire(
         lease = await operations.acquire(name, body.holder, ttl, principal=caller.name)
         return as_json(LeaseOut.of(lease))
     abandoned = asyncio.Event()
-    watcher = asyncio.create_task(_watch_disconnect(request, abandoned))
+    watcher = asyncio.create_task(_watch_disconnect(receive, abandoned))
     try:
         lease = await operations.acquire(
             name, body.holder, ttl, principal=caller.name, wait=wait, abandoned=abandoned
@@ -54,16 +69,22 @@ async def acquire(
     return as_json(LeaseOut.of(lease))
 
 
-async def _watch_disconnect(request: Request, abandoned: asyncio.Event) -> None:
+async def _watch_disconnect(receive: Receive, abandoned: asyncio.Event) -> None:
     # The body has been read, so the next ASGI message can only be the client going away.
-    while (await request.receive())["type"] != "http.disconnect":
+    while (await receive())["type"] != "http.disconnect":
         pass
     abandoned.set()
 
 
 @router.post("/{name}/renew", response_model=LeaseOut, responses=problem_responses(401, 403, 409))
-async def renew(name: LeaseName, body: RenewRequest, context: ContextDep) -> Response:
+async def renew(
+    name: LeaseName, body: RenewRequest, request: Request, context: ContextDep
+) -> Response:
     """Extend the holding named by holder + generation, only before it expires."""
+    return await renew_lease(context, name, body, request.receive)
+
+
+async def renew_lease(context: Context, name: str, body: RenewRequest, _: Receive) -> Response:
     caller = context.caller
     caller.require("client", "renew", name)
     ttl = context.limits.ttl(body.ttl_seconds)
@@ -95,8 +116,14 @@ async def renew_many(body: RenewManyRequest, request: Request, context: ContextD
 @router.post(
     "/{name}/release", response_model=LeaseOut, responses=problem_responses(401, 403, 404, 409)
 )
-async def release(name: LeaseName, body: ReleaseRequest, context: ContextDep) -> Response:
+async def release(
+    name: LeaseName, body: ReleaseRequest, request: Request, context: ContextDep
+) -> Response:
     """Expire the holding at once; the row and its generation stay. Releasing again is a no-op."""
+    return await release_lease(context, name, body, request.receive)
+
+
+async def release_lease(context: Context, name: str, body: ReleaseRequest, _: Receive) -> Response:
     caller = context.caller
     caller.require("client", "release", name)
     lease = await context.operations.release(

@@ -172,8 +172,8 @@ def _retry_after(seconds: float) -> dict[str, str]:
     return {"Retry-After": str(max(1, math.ceil(seconds)))}
 
 
-async def _domain_error(_: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, e.TenureError)
+def domain_problem(error: e.TenureError) -> JSONResponse:
+    """The problem answer for a domain error, wherever it was raised."""
     kind = next(PROBLEMS[cls] for cls in type(error).__mro__ if cls in PROBLEMS)
     headers = None
     if isinstance(error, e.LeaseHeld | e.RateLimited | e.ShuttingDown | e.StorageUnavailable):
@@ -184,6 +184,11 @@ async def _domain_error(_: Request, error: Exception) -> JSONResponse:
     if isinstance(error, e.StorageUnavailable):
         _log.warning("storage unavailable: %s", error.detail)
     return problem_response(kind, error.detail, facts=kind.facts(error), headers=headers)
+
+
+async def _domain_error(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, e.TenureError)
+    return domain_problem(error)
 
 
 def _field(location: tuple[Any, ...]) -> str:

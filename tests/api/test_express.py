@@ -1,0 +1,63 @@
+"""The hot routes answer alike whether the express lane or FastAPI serves them.
+
+httpx sends `application/json`, which takes the express lane; the same request with a
+`charset` parameter goes through FastAPI (tests/unit/test_express.py shows the hand-over)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+EXPRESS = {"content-type": "application/json"}
+FASTAPI = {"content-type": "application/json; charset=utf-8"}
+# What differs between two answers in a row: times (`*_at`), waits, and each acquire's grant.
+VOLATILE = {"expires_in_seconds", "retry_after_seconds", "detail", "grant"}
+
+
+async def both(api: httpx.AsyncClient, path: str, body: str) -> list[httpx.Response]:
+    return [await api.post(path, content=body, headers=headers) for headers in (EXPRESS, FASTAPI)]
+
+
+def stable(answer: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in answer.items() if k not in VOLATILE and not k.endswith("_at")}
+
+
+def alike(responses: list[httpx.Response]) -> dict[str, Any]:
+    """Asserts both answers agree on status, media type, Retry-After and every stable field."""
+    express, fastapi = responses
+    assert express.status_code == fastapi.status_code, (express.text, fastapi.text)
+    assert express.headers["content-type"] == fastapi.headers["content-type"]
+    assert ("retry-after" in express.headers) == ("retry-after" in fastapi.headers)
+    first, second = express.json(), fastapi.json()
+    assert first.keys() == second.keys()
+    assert stable(first) == stable(second)
+    body: dict[str, Any] = first
+    return body
+
+
+async def test_grants_renewals_fences_and_releases_answer_alike(api: httpx.AsyncClient) -> None:
+    lease = alike(await both(api, "/v1/leases/job/acquire", '{"holder": "a", "ttl_seconds": 30}'))
+    assert lease["generation"] == 1
+    renew = '{"holder": "a", "generation": 1, "ttl_seconds": 30}'
+    assert alike(await both(api, "/v1/leases/job/renew", renew))["generation"] == 1
+    verify = '{"lease": "job", "generation": 1}'
+    assert alike(await both(api, "/v1/fences/store/verify", verify))["highest"] == 1
+    release = '{"holder": "a", "generation": 1}'
+    assert alike(await both(api, "/v1/leases/job/release", release))["held"] is False
+
+
+async def test_refusals_answer_alike(api: httpx.AsyncClient) -> None:
+    await api.post("/v1/leases/job/acquire", json={"holder": "a", "ttl_seconds": 30})
+    held = alike(await both(api, "/v1/leases/job/acquire", '{"holder": "b", "ttl_seconds": 30}'))
+    assert held["type"] == "/problems/lease-held"
+    lost = alike(
+        await both(
+            api, "/v1/leases/job/renew", '{"holder": "b", "generation": 1, "ttl_seconds": 30}'
+        )
+    )
+    assert lost["type"] == "/problems/lease-lost"
+    stale = alike(await both(api, "/v1/fences/store/verify", '{"lease": "job", "generation": 0}'))
+    assert stale["status"] in (409, 422)
+    invalid = alike(await both(api, "/v1/leases/job/acquire", '{"holder": ""}'))
+    assert invalid["type"] == "/problems/validation-error"
