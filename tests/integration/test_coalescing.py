@@ -151,3 +151,33 @@ async def test_many_holders_racing_many_names_get_one_holder_each(
         assert len(holders) == 1
         current = (await api.get(f"/v1/leases/{name}")).json()
         assert (current["holder"], current["generation"]) == (holders[0], 1)
+
+
+async def test_identical_acquires_waiting_on_a_locked_lease_share_one_statement(
+    api: httpx.AsyncClient, database_url: str
+) -> None:
+    """A fenced transaction holds the lease's row: the batch skips it, and twenty identical
+    requests wait behind it on one statement, not twenty; each gets the one holding."""
+    body = {"holder": "a", "ttl_seconds": 30}
+    assert (await api.post("/v1/leases/hot/acquire", json=body)).status_code == 200
+    fenced = await asyncpg.connect(database_url)
+    try:
+        transaction = fenced.transaction()
+        await transaction.start()
+        await fenced.execute("SELECT 1 FROM leases WHERE name = 'hot' FOR SHARE")
+        requests = [
+            asyncio.create_task(api.post("/v1/leases/hot/acquire", json=body)) for _ in range(20)
+        ]
+        await asyncio.sleep(0.5)
+        waiting = await fenced.fetchval(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        await transaction.rollback()
+        responses = await asyncio.gather(*requests)
+    finally:
+        await fenced.close()
+    assert waiting == 1
+    assert {response.status_code for response in responses} == {200}
+    assert {response.json()["generation"] for response in responses} == {1}
+    assert [kind for kind, *_ in await events(database_url)] == ["acquired"]

@@ -72,6 +72,8 @@ class Operations:
         # Every transition, refusal and fence decision is reported here (logs and metrics).
         self._sink: EventSink = sink or NoSink()
         self._draining = asyncio.Event()
+        # Acquires being decided alone, each by one statement, for identical ones to share.
+        self._deciding: dict[Acquire, asyncio.Future[Acquired | None]] = {}
         self._acquires = (
             Batcher(
                 self._acquire_batch,
@@ -108,7 +110,10 @@ class Operations:
             while True:
                 released.clear()
                 try:
-                    lease, began = await self._acquire_now(name, holder, ttl, principal)
+                    # Its own statement: a holding it withdraws must be no other request's.
+                    lease, began = await self._acquire_now(
+                        name, holder, ttl, principal, shared=False
+                    )
                 except LeaseHeld as held:
                     remaining = deadline - loop.time()
                     if remaining <= 0:
@@ -145,14 +150,20 @@ class Operations:
         self._draining.set()
 
     async def _acquire_now(
-        self, name: str, holder: str, ttl: float, principal: str | None
+        self, name: str, holder: str, ttl: float, principal: str | None, *, shared: bool = True
     ) -> tuple[Lease, bool]:
-        """The lease, and whether this call began the holding (False: it extended it)."""
+        """The lease, and whether this call began the holding (False: it extended it). Unless
+        `shared` is False, the decision may be shared with identical concurrent requests (same
+        grant): a waiting acquire, which withdraws its holding if its caller goes away, must not
+        share one, or it would end the holding of a retry that was told it holds the lease."""
         for attempt in range(DECISION_ATTEMPTS):
             acquired = None
-            if attempt == 0 and self._acquires is not None:
-                acquired = await self._acquires.submit(Acquire(name, holder, ttl, principal))
-            if acquired is None:  # refused, or left undecided by the batch: decide it alone
+            wanted = Acquire(name, holder, ttl, principal)
+            if attempt == 0 and shared and self._acquires is not None:
+                acquired = await self._acquires.submit(wanted)
+            if acquired is None and shared:  # refused, or left undecided by the batch
+                acquired = await self._decide_alone(wanted)
+            elif acquired is None:
                 acquired = await self._repository.acquire_lease(name, holder, ttl, principal)
             if acquired is not None:
                 lease, event = acquired
@@ -164,6 +175,38 @@ class Operations:
             if refusal is not None:
                 raise refusal
         raise _still_moving("acquire")
+
+    async def _decide_alone(self, acquire: Acquire) -> Acquired | None:
+        """acquire_lease for one request. An identical request (same name, holder, TTL and
+        principal) already being decided alone shares that decision if it was a grant, as
+        identical requests in one batch do: on a hot name, the requests a batch skipped would
+        otherwise each queue a statement on the row lock, one commit after another. A refusal is
+        not shared: the lease may have been released since that statement began."""
+        running = self._deciding.get(acquire)
+        if running is not None:
+            await asyncio.wait([running])
+            if not running.cancelled() and running.exception() is None:
+                shared = running.result()
+                if shared is not None:
+                    return shared[0], None  # only the first is told it began the holding
+        decision: asyncio.Future[Acquired | None] = asyncio.get_running_loop().create_future()
+        self._deciding.setdefault(acquire, decision)
+        try:
+            acquired = await self._repository.acquire_lease(
+                acquire.name, acquire.holder, acquire.ttl, acquire.principal
+            )
+        except asyncio.CancelledError:
+            decision.cancel()
+            raise
+        except Exception as error:
+            decision.set_exception(error)
+            decision.exception()  # retrieved here: sharers only test it, then decide alone
+            raise
+        finally:
+            if self._deciding.get(acquire) is decision:
+                del self._deciding[acquire]
+        decision.set_result(acquired)
+        return acquired
 
     async def _acquire_batch(self, wanted: list[Acquire]) -> list[Acquired | None]:
         """One statement for acquires that arrived together. Identical requests (a client's
