@@ -165,4 +165,5 @@ class Settings(BaseSettings):
             max_wait_seconds=self.max_wait_seconds,
             max_page_size=self.max_page_size,
             default_page_size=self.default_page_size,
+            max_batch_size=self.max_batch_size,
         )

@@ -19,8 +19,14 @@ async def both(api: httpx.AsyncClient, path: str, body: str) -> list[httpx.Respo
     return [await api.post(path, content=body, headers=headers) for headers in (EXPRESS, FASTAPI)]
 
 
-def stable(answer: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in answer.items() if k not in VOLATILE and not k.endswith("_at")}
+def stable(answer: Any) -> Any:
+    if isinstance(answer, list):
+        return [stable(item) for item in answer]
+    if isinstance(answer, dict):
+        return {
+            k: stable(v) for k, v in answer.items() if k not in VOLATILE and not k.endswith("_at")
+        }
+    return answer
 
 
 def alike(responses: list[httpx.Response]) -> dict[str, Any]:
@@ -43,6 +49,9 @@ async def test_grants_renewals_fences_and_releases_answer_alike(api: httpx.Async
     assert alike(await both(api, "/v1/leases/job/renew", renew))["generation"] == 1
     verify = '{"lease": "job", "generation": 1}'
     assert alike(await both(api, "/v1/fences/store/verify", verify))["highest"] == 1
+    batch = '{"holder": "a", "ttl_seconds": 30, "leases": [{"name": "job", "generation": 1}]}'
+    renewed = alike(await both(api, "/v1/leases/renew", batch))
+    assert [lease["generation"] for lease in renewed["renewed"]] == [1]
     release = '{"holder": "a", "generation": 1}'
     assert alike(await both(api, "/v1/leases/job/release", release))["held"] is False
 
@@ -59,5 +68,12 @@ async def test_refusals_answer_alike(api: httpx.AsyncClient) -> None:
     assert lost["type"] == "/problems/lease-lost"
     stale = alike(await both(api, "/v1/fences/store/verify", '{"lease": "job", "generation": 0}'))
     assert stale["status"] in (409, 422)
+    others = '{"holder": "b", "ttl_seconds": 30, "leases": [{"name": "job", "generation": 1}]}'
+    assert alike(await both(api, "/v1/leases/renew", others))["lost"] == [
+        {"name": "job", "generation": 1}
+    ]
+    duplicated = '{"holder": "a", "ttl_seconds": 30, "leases": [{"name": "job", "generation": 1},'
+    duplicated += ' {"name": "job", "generation": 1}]}'
+    assert alike(await both(api, "/v1/leases/renew", duplicated))["status"] == 422
     invalid = alike(await both(api, "/v1/leases/job/acquire", '{"holder": ""}'))
     assert invalid["type"] == "/problems/validation-error"

@@ -29,7 +29,7 @@ T = datetime(2026, 9, 25, 3, 5, tzinfo=UTC)
 LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, "p", "100", True, 30.0)
 WINDOW = Window("j", "w", "l", "a", 3, 1, T, None)
 MINE = Holding("l", "a", 3, "p")
-LIMITS = Limits(1, 3600, 60, 500, 100)
+LIMITS = Limits(1, 3600, 60, 500, 100, 1000)
 HELD, GONE, FOREIGN = LeaseState(True), LeaseState(False), LeaseState(False, foreign=True)
 
 

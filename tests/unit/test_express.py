@@ -62,6 +62,7 @@ def body(*chunks: bytes) -> list[Message]:
         post("/v1/leases/a/b/acquire"),
         post("/v1/leases/a/steal"),
         post("/v1/fences/a/acquire"),
+        post("/v1/leases/renew/extra"),
         post("/v1/leases/a/acquire", b"text/plain"),
         post("/v1/leases/a/acquire", b"application/json; charset=utf-8"),
         {**post("/v1/leases/a/acquire"), "method": "PUT"},
@@ -73,6 +74,7 @@ def body(*chunks: bytes) -> list[Message]:
         "extra-segment",
         "unknown-verb",
         "verb-of-another-collection",
+        "batch-path-extended",
         "not-json",
         "json-with-parameters",
         "other-method",
@@ -106,6 +108,12 @@ async def test_requests_outside_the_lane_go_to_fastapi_unread(scope: Scope) -> N
 )
 async def test_a_body_the_route_would_refuse_is_replayed_to_fastapi(payload: bytes) -> None:
     downstream = await hand_over(post("/v1/leases/a/acquire"), body(payload))
+    assert downstream.received == body(payload)
+
+
+async def test_a_batch_the_route_would_refuse_is_replayed_to_fastapi() -> None:
+    payload = b'{"holder": "a", "ttl_seconds": 30, "leases": []}'
+    downstream = await hand_over(post("/v1/leases/renew"), body(payload))
     assert downstream.received == body(payload)
 
 

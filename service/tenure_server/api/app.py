@@ -130,7 +130,6 @@ def create_app(settings: Settings) -> FastAPI:
     problems.install(app)
     telemetry = observability.install(app, settings)
     app.state.authenticator = Authenticator.from_toml(settings.tokens_text())
-    app.state.max_batch_size = settings.max_batch_size
     app.state.rate_limiter = (
         RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst, time.monotonic)
         if settings.rate_limit_per_second > 0

@@ -1,5 +1,5 @@
-"""The express lane: a pure ASGI layer that answers the common case of the four hot routes
-(acquire, renew, release, verify fence) without FastAPI's per-request work.
+"""The express lane: a pure ASGI layer that answers the common case of the hot routes (acquire,
+renew, batch renew, release, verify fence) without FastAPI's per-request work.
 
 FastAPI spends more CPU matching routes, resolving dependencies, parsing and re-validating than
 an acquire spends in asyncpg and PostgreSQL together (bench/README.md). This layer matches the
@@ -25,7 +25,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from tenure_server.api import fences, leases
 from tenure_server.api.dependencies import Context, context_of
 from tenure_server.api.problems import domain_problem
-from tenure_server.api.schemas import AcquireRequest, ReleaseRequest, RenewRequest, VerifyRequest
+from tenure_server.api.schemas import (
+    AcquireRequest,
+    ReleaseRequest,
+    RenewManyRequest,
+    RenewRequest,
+    VerifyRequest,
+)
 from tenure_server.domain.errors import TenureError
 from tenure_server.domain.names import NAME_PATTERN
 
@@ -49,8 +55,24 @@ _LANES = {
     ("leases", "release"): _Lane("/v1/leases/{name}/release", ReleaseRequest, leases.release_lease),
     ("fences", "verify"): _Lane("/v1/fences/{resource}/verify", VerifyRequest, fences.verify_fence),
 }
+# Paths without a name: the batch renew.
+_FIXED = {
+    "/v1/leases/renew": _Lane("/v1/leases/renew", RenewManyRequest, leases.renew_many_leases),
+}
 _PATH = re.compile(r"/v1/(leases|fences)/([^/]+)/(acquire|renew|release|verify)")
 _NAME = re.compile(NAME_PATTERN)
+
+
+def _lane(path: str) -> tuple[_Lane | None, str]:
+    """The lane for a path, and the name in it ("" for none); no lane for a name the route's
+    path parameter would refuse."""
+    fixed = _FIXED.get(path)
+    if fixed is not None:
+        return fixed, ""
+    match = _PATH.fullmatch(path)
+    if match is None or not _NAME.fullmatch(match[2]):
+        return None, ""
+    return _LANES.get((match[1], match[3])), match[2]
 
 
 def _replay(messages: Sequence[Message], receive: Receive) -> Receive:
@@ -84,12 +106,10 @@ class Express:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        match = None
+        lane, name = None, ""
         if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
-            match = _PATH.fullmatch(scope["path"])
-        key = (match[1], match[3]) if match else None
-        lane = _LANES.get(key) if key else None
-        if match is None or key is None or lane is None or not _NAME.fullmatch(match[2]):
+            lane, name = _lane(scope["path"])
+        if lane is None:
             await self.app(scope, receive, send)
             return
         authorization, content_type = _headers(scope)
@@ -102,9 +122,7 @@ class Express:
         scope["route"] = lane
         state: State = scope["app"].state
         try:
-            response = await lane.action(
-                context_of(state, authorization), match[2], parsed, receive
-            )
+            response = await lane.action(context_of(state, authorization), name, parsed, receive)
         except TenureError as error:
             response = domain_problem(error)
         await response(scope, receive, send)

@@ -29,16 +29,16 @@ from tenure_server.api.schemas import (
     as_json,
     problem_responses,
 )
-from tenure_server.domain.errors import Forbidden, InvalidInput, LeaseNotFound
+from tenure_server.domain.errors import Forbidden, LeaseNotFound
 from tenure_server.domain.names import NAME_MAX_LENGTH
 
 router = APIRouter(prefix="/v1/leases", tags=["leases"])
 
 
 # The four hot routes (acquire, renew, batch renew, release) take one `ContextDep` and answer
-# `as_json(...)`: the same JSON and OpenAPI, with less of FastAPI's per-request work. The work of
-# acquire, renew and release is in the `*_lease` functions below, which the express lane
-# (api/express.py) calls too when it answers the common case without FastAPI.
+# `as_json(...)`: the same JSON and OpenAPI, with less of FastAPI's per-request work. Their work
+# is in the `*_lease(s)` functions below, which the express lane (api/express.py) calls too when
+# it answers the common case without FastAPI.
 @router.post("/{name}/acquire", response_model=LeaseOut, responses=problem_responses(401, 403, 409))
 async def acquire(
     name: LeaseName, body: AcquireRequest, request: Request, context: ContextDep
@@ -96,12 +96,15 @@ async def renew_lease(context: Context, name: str, body: RenewRequest, _: Receiv
 async def renew_many(body: RenewManyRequest, request: Request, context: ContextDep) -> Response:
     """Renew many holdings of one holder in one statement (a process holding many leases renews
     them together). Each holding is renewed or reported lost exactly as a single renew would."""
+    return await renew_many_leases(context, "", body, request.receive)
+
+
+async def renew_many_leases(
+    context: Context, _: str, body: RenewManyRequest, __: Receive
+) -> Response:
     holdings = [(ref.name, ref.generation) for ref in body.leases]
     names = [name for name, _ in holdings]
-    if len(holdings) > request.app.state.max_batch_size:
-        raise InvalidInput("leases", f"at most {request.app.state.max_batch_size} per request")
-    if len(set(names)) != len(names):
-        raise InvalidInput("leases", "each lease may appear once")
+    context.limits.batch(names)
     context.caller.require("client", "renew", *names)
     renewed, lost = await context.operations.renew_many(
         holdings, body.holder, context.limits.ttl(body.ttl_seconds), context.caller.name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tenure_server.domain.errors import InvalidInput
@@ -15,6 +16,7 @@ class Limits:
     max_wait_seconds: float
     max_page_size: int
     default_page_size: int
+    max_batch_size: int
 
     def ttl(self, ttl_seconds: float) -> float:
         """A TTL within bounds: no lease may be eternal, none so short it flaps."""
@@ -33,6 +35,13 @@ class Limits:
                 "wait_seconds", f"must be between 0 and {self.max_wait_seconds:g} seconds"
             )
         return wait_seconds
+
+    def batch(self, names: Sequence[str]) -> None:
+        """A batch of leases: within the size bound, each lease once."""
+        if len(names) > self.max_batch_size:
+            raise InvalidInput("leases", f"at most {self.max_batch_size} per request")
+        if len(set(names)) != len(names):
+            raise InvalidInput("leases", "each lease may appear once")
 
     def page_size(self, limit: int | None) -> int:
         if limit is None:
