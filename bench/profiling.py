@@ -53,7 +53,13 @@ CATEGORIES: tuple[tuple[str, Callable[[Stack], bool]], ...] = (
     ),
     (
         "request: dependency resolution + body parsing/validation",
-        _any("solve_dependencies", "request_body_to_args", "Request.body", "Request.json"),
+        _any(
+            "solve_dependencies",
+            "request_body_to_args",
+            "Request.body",
+            "Request.json",
+            "_parse (tenure_server/api/express.py",
+        ),
     ),
     ("response send (ASGI send chain, transport write)", _any("RequestResponseCycle.send")),
     (
@@ -64,7 +70,10 @@ CATEGORIES: tuple[tuple[str, Callable[[Stack], bool]], ...] = (
         "middleware layers (own time)",
         _leaf("middleware", "api/edge.py", "_exception_handler.py"),
     ),
-    ("routing (route matching, endpoint dispatch)", _leaf("routing.py", "applications.py")),
+    (
+        "routing (route matching, endpoint dispatch; the express lane's own)",
+        _leaf("routing.py", "applications.py", "api/express.py"),
+    ),
     ("HTTP protocol (uvicorn + httptools)", _leaf("uvicorn/")),
     ("event loop + socket I/O (uvloop, in C)", _leaf("Runner.run", "asyncio/")),
     ("other", lambda stack: True),
