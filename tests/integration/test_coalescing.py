@@ -181,3 +181,30 @@ async def test_identical_acquires_waiting_on_a_locked_lease_share_one_statement(
     assert {response.status_code for response in responses} == {200}
     assert {response.json()["generation"] for response in responses} == {1}
     assert [kind for kind, *_ in await events(database_url)] == ["acquired"]
+
+
+async def test_a_waiting_acquire_never_shares_its_grant(
+    api: httpx.AsyncClient, database_url: str
+) -> None:
+    """A waiting acquire withdraws its holding when its caller goes away, so it must hold a
+    grant of its own: an identical request waiting beside it on the same row lock gets another."""
+    body = {"holder": "a", "ttl_seconds": 30}
+    assert (await api.post("/v1/leases/hot/acquire", json=body)).status_code == 200
+    fenced = await asyncpg.connect(database_url)
+    try:
+        transaction = fenced.transaction()
+        await transaction.start()
+        await fenced.execute("SELECT 1 FROM leases WHERE name = 'hot' FOR SHARE")
+        waiting = asyncio.create_task(
+            api.post("/v1/leases/hot/acquire", json={**body, "wait_seconds": 5})
+        )
+        await asyncio.sleep(0.2)
+        at_once = asyncio.create_task(api.post("/v1/leases/hot/acquire", json=body))
+        await asyncio.sleep(0.3)
+        await transaction.rollback()
+        answers = [await waiting, await at_once]
+    finally:
+        await fenced.close()
+    assert [answer.status_code for answer in answers] == [200, 200]
+    grants = {answer.json()["grant"] for answer in answers}
+    assert len(grants) == 2
