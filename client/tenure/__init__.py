@@ -78,6 +78,7 @@ from tenure._models import (
     NotableEvent,
     Overview,
     Page,
+    Renewals,
     Window,
 )
 from tenure._propagation import (
@@ -146,6 +147,7 @@ __all__ = [
     "PayloadTooLarge",
     "RateLimited",
     "RemoteFenceStore",
+    "Renewals",
     "Resolved",
     "RetryPolicy",
     "RunContext",

@@ -28,6 +28,7 @@ __all__ = [
     "NotableEvent",
     "Overview",
     "Page",
+    "Renewals",
     "Window",
 ]
 
@@ -165,6 +166,24 @@ class Page(Generic[T]):
         if cursor is not None and not isinstance(cursor, str):
             raise ValueError(f"field 'next_cursor' is not a string: {cursor!r}")
         return cls(items=tuple(item(_mapping(entry)) for entry in items), next_cursor=cursor)
+
+
+@dataclass(frozen=True, slots=True)
+class Renewals:
+    """What a batch renew did: the holdings renewed (each with its new expiry), and the
+    (name, generation) holdings that are no longer held — stop their work."""
+
+    renewed: tuple[Lease, ...]
+    lost: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Renewals:
+        renewed = _field(data, "renewed", list)
+        lost = [_mapping(entry) for entry in _field(data, "lost", list)]
+        return cls(
+            renewed=tuple(Lease.from_json(_mapping(entry)) for entry in renewed),
+            lost=tuple((_field(e, "name", str), _field(e, "generation", int)) for e in lost),
+        )
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

@@ -40,7 +40,7 @@ from tenure._errors import (
     WindowNotClaimed,
     WindowNotFound,
 )
-from tenure._models import Fence, Job, JobSpec, Lease, Overview, Page, Window
+from tenure._models import Fence, Job, JobSpec, Lease, Overview, Page, Renewals, Window
 
 __all__ = [
     "PROBLEM_PREFIX",
@@ -64,6 +64,7 @@ __all__ = [
     "put_job",
     "release",
     "renew",
+    "renew_many",
     "retry_after",
     "verify_fence",
 ]
@@ -158,6 +159,13 @@ def acquire(name: str, holder: str, ttl: float, wait: float = 0.0) -> Request[Le
 def renew(name: str, holder: str, generation: int, ttl: float) -> Request[Lease]:
     body = {"holder": holder, "generation": generation, "ttl_seconds": ttl}
     return Request("POST", _lease_path(name, "renew"), Lease.from_json, body)
+
+
+def renew_many(holder: str, holdings: list[tuple[str, int]], ttl: float) -> Request[Renewals]:
+    """Renew many holdings of `holder` in one request and one statement on the service."""
+    leases = [{"name": name, "generation": generation} for name, generation in holdings]
+    body = {"holder": holder, "ttl_seconds": ttl, "leases": leases}
+    return Request("POST", "/v1/leases/renew", Renewals.from_json, body)
 
 
 def release(name: str, holder: str, generation: int, grant: str | None = None) -> Request[Lease]:

@@ -68,6 +68,26 @@ async def test_async_client_runs_every_operation(service_url: str) -> None:
         assert not (await client.release(lease)).held
 
 
+def test_renew_many_renews_what_is_held_and_names_what_is_lost(
+    client: Tenure, service_url: str
+) -> None:
+    """One request renews the holdings still held (handles, leases or pairs alike) and lists
+    the ones this holder lost, by name and generation."""
+    first, second = client.acquire("shard-1", 30), client.acquire("shard-2", 30)
+    client.release(second)
+    renewals = client.renew_many([first, ("shard-2", second.generation)], 60)
+    assert [(lease.name, lease.ttl_seconds) for lease in renewals.renewed] == [("shard-1", 60)]
+    assert renewals.lost == (("shard-2", second.generation),)
+
+
+async def test_async_renew_many(service_url: str) -> None:
+    async with AsyncTenure(service_url) as client:
+        leases = [await client.acquire(f"shard-{i}", 30) for i in range(3)]
+        renewals = await client.renew_many(leases, 30)
+        assert sorted(lease.name for lease in renewals.renewed) == ["shard-0", "shard-1", "shard-2"]
+        assert renewals.lost == ()
+
+
 def test_service_refusals_raise_their_exceptions(client: Tenure, service_url: str) -> None:
     """409/404/422 answers arrive as LeaseHeld, LeaseLost, WindowCompleted, StaleGeneration…"""
     first = client.acquire("job", 30)
