@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
+from tenure_server.api import express
+from tenure_server.api.app import create_app
 from tenure_server.api.express import Express
+from tenure_server.settings import Settings
 
 GOOD = b'{"holder": "a", "ttl_seconds": 30}'
 
@@ -130,3 +133,10 @@ async def test_a_client_gone_before_its_body_arrived_is_left_to_fastapi() -> Non
     ]
     downstream = await hand_over(post("/v1/leases/a/release"), messages)
     assert downstream.received == messages
+
+
+def test_every_lane_stands_for_a_route_of_the_api() -> None:
+    """The lanes label their requests' metrics with these templates: each is a POST route."""
+    paths = create_app(Settings()).openapi()["paths"]
+    for lane in (*express._LANES.values(), *express._FIXED.values()):
+        assert "post" in paths[lane.path], lane.path
