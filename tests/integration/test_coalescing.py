@@ -157,7 +157,8 @@ async def test_identical_acquires_waiting_on_a_locked_lease_share_one_statement(
     api: httpx.AsyncClient, database_url: str
 ) -> None:
     """A fenced transaction holds the lease's row: the batch skips it, and twenty identical
-    requests wait behind it on one statement, not twenty; each gets the one holding."""
+    requests wait behind it on one statement, not twenty. The others, sent after that statement
+    was, share the next one rather than its decision: two grants, one holding."""
     body = {"holder": "a", "ttl_seconds": 30}
     assert (await api.post("/v1/leases/hot/acquire", json=body)).status_code == 200
     fenced = await asyncpg.connect(database_url)
@@ -180,6 +181,7 @@ async def test_identical_acquires_waiting_on_a_locked_lease_share_one_statement(
     assert waiting == 1
     assert {response.status_code for response in responses} == {200}
     assert {response.json()["generation"] for response in responses} == {1}
+    assert len({response.json()["grant"] for response in responses}) == 2
     assert [kind for kind, *_ in await events(database_url)] == ["acquired"]
 
 

@@ -59,6 +59,19 @@ def _still_moving(operation: str) -> StorageUnavailable:
     return StorageUnavailable(f"{operation}: the state kept changing under contention; retry")
 
 
+@dataclass(slots=True)
+class _Turns:
+    """The statement deciding identical acquires now, and the next one, which the identical
+    requests arriving meanwhile wait for and share."""
+
+    running: asyncio.Future[Acquired | None]
+    waiting: asyncio.Future[Acquired | None] | None = None
+
+
+def _arguments(acquire: Acquire) -> tuple[str, str, float, str | None]:
+    return acquire.name, acquire.holder, acquire.ttl, acquire.principal
+
+
 class Operations:
     def __init__(
         self,
@@ -72,8 +85,8 @@ class Operations:
         # Every transition, refusal and fence decision is reported here (logs and metrics).
         self._sink: EventSink = sink or NoSink()
         self._draining = asyncio.Event()
-        # Acquires being decided alone, each by one statement, for identical ones to share.
-        self._deciding: dict[Acquire, asyncio.Future[Acquired | None]] = {}
+        # Acquires being decided alone: for identical ones to share the next statement.
+        self._deciding: dict[Acquire, _Turns] = {}
         self._acquires = (
             Batcher(
                 self._acquire_batch,
@@ -177,35 +190,49 @@ class Operations:
         raise _still_moving("acquire")
 
     async def _decide_alone(self, acquire: Acquire) -> Acquired | None:
-        """acquire_lease for one request. An identical request (same name, holder, TTL and
-        principal) already being decided alone shares that decision if it was a grant, as
-        identical requests in one batch do: on a hot name, the requests a batch skipped would
-        otherwise each queue a statement on the row lock, one commit after another. A refusal is
-        not shared: the lease may have been released since that statement began."""
-        running = self._deciding.get(acquire)
-        if running is not None:
-            await asyncio.wait([running])
-            if not running.cancelled() and running.exception() is None:
-                shared = running.result()
-                if shared is not None:
-                    return shared[0], None  # only the first is told it began the holding
-        decision: asyncio.Future[Acquired | None] = asyncio.get_running_loop().create_future()
-        self._deciding.setdefault(acquire, decision)
+        """acquire_lease for one request, one statement at a time per identical request (same
+        name, holder, TTL and principal). Identical requests that arrive while one runs share
+        the next statement, sent when it is done (it would only have waited on the row lock):
+        on a hot name, the requests a batch skipped would otherwise each queue a statement on
+        the row lock, one commit after another. Every request a statement decides arrived
+        before it was sent, so each may take the decision as its own, as in a batch; only the
+        one that sent it is told it began a holding."""
+        loop = asyncio.get_running_loop()
+        turns = self._deciding.get(acquire)
+        if turns is None:
+            mine: asyncio.Future[Acquired | None] = loop.create_future()
+            turns = self._deciding[acquire] = _Turns(mine)
+        elif turns.waiting is not None:
+            shared = turns.waiting
+            await asyncio.wait([shared])
+            if shared.cancelled():  # the request that was to send it went away
+                return await self._repository.acquire_lease(*_arguments(acquire))
+            outcome = shared.result()  # or the error its statement met
+            return None if outcome is None else (outcome[0], None)
+        else:
+            mine = turns.waiting = loop.create_future()
+            try:
+                await asyncio.wait([turns.running])
+            except asyncio.CancelledError:
+                mine.cancel()
+                turns.waiting = None
+                if turns.running.done() and self._deciding.get(acquire) is turns:
+                    del self._deciding[acquire]
+                raise
+            turns.running, turns.waiting = mine, None
         try:
-            acquired = await self._repository.acquire_lease(
-                acquire.name, acquire.holder, acquire.ttl, acquire.principal
-            )
+            acquired = await self._repository.acquire_lease(*_arguments(acquire))
         except asyncio.CancelledError:
-            decision.cancel()
+            mine.cancel()
             raise
         except Exception as error:
-            decision.set_exception(error)
-            decision.exception()  # retrieved here: sharers only test it, then decide alone
+            mine.set_exception(error)
+            mine.exception()  # retrieved: the sharers get it from result()
             raise
         finally:
-            if self._deciding.get(acquire) is decision:
-                del self._deciding[acquire]
-        decision.set_result(acquired)
+            if turns.waiting is None and self._deciding.get(acquire) is turns:
+                del self._deciding[acquire]  # nobody to hand the turn to
+        mine.set_result(acquired)
         return acquired
 
     async def _acquire_batch(self, wanted: list[Acquire]) -> list[Acquired | None]:
