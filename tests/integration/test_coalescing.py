@@ -7,14 +7,32 @@ import asyncio
 import random
 from collections import Counter
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import asyncpg
 import httpx
 import pytest
+from asyncpg.transaction import Transaction
 
 from tenure_server.db.pool import create_pool
 from tenure_server.db.repository import Acquire, Repository
 from tests.integration.test_events import events
+
+
+@asynccontextmanager
+async def row_locked(
+    database_url: str, name: str
+) -> AsyncIterator[tuple[asyncpg.Connection[asyncpg.Record], Transaction]]:
+    """A fenced transaction holding the lease's row FOR SHARE until it is rolled back (or the
+    block ends): the connection and the transaction."""
+    fenced = await asyncpg.connect(database_url)
+    try:
+        transaction = fenced.transaction()
+        await transaction.start()
+        await fenced.execute("SELECT 1 FROM leases WHERE name = $1 FOR SHARE", name)
+        yield fenced, transaction
+    finally:
+        await fenced.close()
 
 
 @pytest.fixture
@@ -69,11 +87,7 @@ async def test_a_locked_lease_is_skipped_without_delaying_the_others(
     and leaves that one out, for acquire_lease to wait on."""
     await repository.acquire_lease("busy", "a", 1, None)
     await asyncio.sleep(1.1)
-    fenced = await asyncpg.connect(database_url)
-    try:
-        transaction = fenced.transaction()
-        await transaction.start()
-        await fenced.execute("SELECT 1 FROM leases WHERE name = 'busy' FOR SHARE")
+    async with row_locked(database_url, "busy") as (_, transaction):
         decided = await asyncio.wait_for(
             repository.acquire_leases(
                 [Acquire("busy", "b", 30, None), Acquire("calm", "b", 30, None)]
@@ -86,8 +100,6 @@ async def test_a_locked_lease_is_skipped_without_delaying_the_others(
         assert not waiting.done()
         await transaction.rollback()
         taken = await waiting
-    finally:
-        await fenced.close()
     assert taken is not None
     assert taken[0].generation == 2
 
@@ -161,11 +173,7 @@ async def test_identical_acquires_waiting_on_a_locked_lease_share_one_statement(
     was, share the next one rather than its decision: two grants, one holding."""
     body = {"holder": "a", "ttl_seconds": 30}
     assert (await api.post("/v1/leases/hot/acquire", json=body)).status_code == 200
-    fenced = await asyncpg.connect(database_url)
-    try:
-        transaction = fenced.transaction()
-        await transaction.start()
-        await fenced.execute("SELECT 1 FROM leases WHERE name = 'hot' FOR SHARE")
+    async with row_locked(database_url, "hot") as (fenced, transaction):
         requests = [
             asyncio.create_task(api.post("/v1/leases/hot/acquire", json=body)) for _ in range(20)
         ]
@@ -176,8 +184,6 @@ async def test_identical_acquires_waiting_on_a_locked_lease_share_one_statement(
         )
         await transaction.rollback()
         responses = await asyncio.gather(*requests)
-    finally:
-        await fenced.close()
     assert waiting == 1
     assert {response.status_code for response in responses} == {200}
     assert {response.json()["generation"] for response in responses} == {1}
@@ -192,11 +198,7 @@ async def test_a_waiting_acquire_never_shares_its_grant(
     grant of its own: an identical request waiting beside it on the same row lock gets another."""
     body = {"holder": "a", "ttl_seconds": 30}
     assert (await api.post("/v1/leases/hot/acquire", json=body)).status_code == 200
-    fenced = await asyncpg.connect(database_url)
-    try:
-        transaction = fenced.transaction()
-        await transaction.start()
-        await fenced.execute("SELECT 1 FROM leases WHERE name = 'hot' FOR SHARE")
+    async with row_locked(database_url, "hot") as (_, transaction):
         waiting = asyncio.create_task(
             api.post("/v1/leases/hot/acquire", json={**body, "wait_seconds": 5})
         )
@@ -205,8 +207,6 @@ async def test_a_waiting_acquire_never_shares_its_grant(
         await asyncio.sleep(0.3)
         await transaction.rollback()
         answers = [await waiting, await at_once]
-    finally:
-        await fenced.close()
     assert [answer.status_code for answer in answers] == [200, 200]
     grants = {answer.json()["grant"] for answer in answers}
     assert len(grants) == 2
