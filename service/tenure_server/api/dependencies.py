@@ -48,12 +48,8 @@ def authenticate(state: State, authorization: str | None) -> Principal:
     return principal
 
 
-def _authenticated(request: Request) -> Principal:
-    return authenticate(request.app.state, request.headers.get("authorization"))
-
-
 async def _caller(request: Request) -> Principal:
-    return _authenticated(request)
+    return authenticate(request.app.state, request.headers.get("authorization"))
 
 
 @dataclass(frozen=True, slots=True)
