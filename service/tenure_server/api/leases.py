@@ -18,7 +18,6 @@ from tenure_server.api.dependencies import (
 )
 from tenure_server.api.schemas import (
     AcquireRequest,
-    HoldingRefOut,
     LeaseName,
     LeaseOut,
     LeasePage,
@@ -26,8 +25,9 @@ from tenure_server.api.schemas import (
     RenewManyRequest,
     RenewManyResult,
     RenewRequest,
-    as_json,
+    lease_json,
     problem_responses,
+    renewals_json,
 )
 from tenure_server.domain.errors import Forbidden, LeaseNotFound
 from tenure_server.domain.names import NAME_MAX_LENGTH
@@ -36,9 +36,9 @@ router = APIRouter(prefix="/v1/leases", tags=["leases"])
 
 
 # The four hot routes (acquire, renew, batch renew, release) take one `ContextDep` and answer
-# `as_json(...)`: the same JSON and OpenAPI, with less of FastAPI's per-request work. Their work
-# is in the `*_lease(s)` functions below, which the express lane (api/express.py) calls too when
-# it answers the common case without FastAPI.
+# with `lease_json`/`renewals_json`: the same JSON and OpenAPI, with less of FastAPI's
+# per-request work. Their work is in the `*_lease(s)` functions below, which the express lane
+# (api/express.py) calls too when it answers the common case without FastAPI.
 @router.post("/{name}/acquire", response_model=LeaseOut, responses=problem_responses(401, 403, 409))
 async def acquire(
     name: LeaseName, body: AcquireRequest, request: Request, context: ContextDep
@@ -57,7 +57,7 @@ async def acquire_lease(
     ttl, wait = limits.ttl(body.ttl_seconds), limits.wait(body.wait_seconds)
     if wait == 0:
         lease = await operations.acquire(name, body.holder, ttl, principal=caller.name)
-        return as_json(LeaseOut.of(lease))
+        return lease_json(lease)
     abandoned = asyncio.Event()
     watcher = asyncio.create_task(_watch_disconnect(receive, abandoned))
     try:
@@ -66,7 +66,7 @@ async def acquire_lease(
         )
     finally:
         watcher.cancel()
-    return as_json(LeaseOut.of(lease))
+    return lease_json(lease)
 
 
 async def _watch_disconnect(receive: Receive, abandoned: asyncio.Event) -> None:
@@ -89,7 +89,7 @@ async def renew_lease(context: Context, name: str, body: RenewRequest, _: Receiv
     caller.require("client", "renew", name)
     ttl = context.limits.ttl(body.ttl_seconds)
     lease = await context.operations.renew(name, body.holder, body.generation, ttl, caller.name)
-    return as_json(LeaseOut.of(lease))
+    return lease_json(lease)
 
 
 @router.post("/renew", response_model=RenewManyResult, responses=problem_responses(401, 403))
@@ -109,11 +109,7 @@ async def renew_many_leases(
     renewed, lost = await context.operations.renew_many(
         holdings, body.holder, context.limits.ttl(body.ttl_seconds), context.caller.name
     )
-    result = RenewManyResult(
-        renewed=[LeaseOut.of(lease) for lease in renewed],
-        lost=[HoldingRefOut(name=name, generation=generation) for name, generation in lost],
-    )
-    return as_json(result)
+    return renewals_json(renewed, lost)
 
 
 @router.post(
@@ -132,7 +128,7 @@ async def release_lease(context: Context, name: str, body: ReleaseRequest, _: Re
     lease = await context.operations.release(
         name, body.holder, body.generation, caller.name, body.grant
     )
-    return as_json(LeaseOut.of(lease))
+    return lease_json(lease)
 
 
 @router.post("/{name}/force-release", responses=problem_responses(401, 403, 404))

@@ -6,8 +6,9 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Path
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 from starlette.responses import Response
+from typing_extensions import TypedDict
 
 from tenure._schedule import KeyFormat
 from tenure_server.domain.fences import Fence
@@ -156,18 +157,23 @@ class LeaseOut(BaseModel):
 
     @classmethod
     def of(cls, lease: Lease) -> LeaseOut:
-        return cls(
-            name=lease.name,
-            holder=lease.holder,
-            generation=lease.generation,
-            ttl_seconds=lease.ttl_seconds,
-            acquired_at=lease.acquired_at,
-            renewed_at=lease.renewed_at,
-            expires_at=lease.expires_at,
-            grant=lease.grant_id,
-            held=lease.held,
-            expires_in_seconds=lease.expires_in_seconds,
-        )
+        return cls(**lease_fields(lease))
+
+
+def lease_fields(lease: Lease) -> dict[str, Any]:
+    """What a LeaseOut shows of a lease."""
+    return {
+        "name": lease.name,
+        "holder": lease.holder,
+        "generation": lease.generation,
+        "ttl_seconds": lease.ttl_seconds,
+        "acquired_at": lease.acquired_at,
+        "renewed_at": lease.renewed_at,
+        "expires_at": lease.expires_at,
+        "grant": lease.grant_id,
+        "held": lease.held,
+        "expires_in_seconds": lease.expires_in_seconds,
+    }
 
 
 class HoldingRefOut(BaseModel):
@@ -254,6 +260,45 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         status: {"model": Problem, "content": {"application/problem+json": {}}}
         for status in sorted({400, 401, 413, 422, 429, 503, *statuses})
     }
+
+
+def _typed_dict(name: str, fields: dict[str, Any]) -> Any:
+    """pydantic serializes a TypedDict of a model's fields as it serializes the model (same
+    order, same JSON per type) without building and validating a model first."""
+    return TypedDict(name, fields)  # type: ignore[operator]
+
+
+def _fields_of(model: type[BaseModel]) -> Any:
+    fields = {name: field.annotation for name, field in model.model_fields.items()}
+    return _typed_dict(f"{model.__name__}Fields", fields)
+
+
+_LEASE_FIELDS = _fields_of(LeaseOut)
+_LEASE_JSON = TypeAdapter[Any](_LEASE_FIELDS)
+_RENEWALS_JSON = TypeAdapter[Any](
+    _typed_dict(
+        "RenewManyResultFields",
+        {
+            "renewed": list.__class_getitem__(_LEASE_FIELDS),
+            "lost": list.__class_getitem__(_fields_of(HoldingRefOut)),
+        },
+    )
+)
+
+
+def lease_json(lease: Lease) -> Response:
+    """A hot route's LeaseOut answer, rendered from the lease's fields: the JSON of
+    `LeaseOut.of(lease)` (tests/unit/test_schemas.py), for a fifth of the CPU."""
+    return Response(_LEASE_JSON.dump_json(lease_fields(lease)), media_type="application/json")
+
+
+def renewals_json(renewed: list[Lease], lost: list[tuple[str, int]]) -> Response:
+    """The batch renew's RenewManyResult answer, rendered likewise: a batch builds hundreds."""
+    document = {
+        "renewed": [lease_fields(lease) for lease in renewed],
+        "lost": [{"name": name, "generation": generation} for name, generation in lost],
+    }
+    return Response(_RENEWALS_JSON.dump_json(document), media_type="application/json")
 
 
 def as_json(model: BaseModel) -> Response:

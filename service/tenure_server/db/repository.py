@@ -131,8 +131,9 @@ class Repository:
     ) -> list[Lease]:
         names = [name for name, _ in holdings]
         generations = [generation for _, generation in holdings]
-        rows = await self._fetch("renew_leases", names, generations, holder, ttl, principal)
-        return [Lease(**dict(row)) for row in rows]
+        return _leases(
+            await self._fetch("renew_leases", names, generations, holder, ttl, principal)
+        )
 
     async def release_lease(
         self,
@@ -159,8 +160,7 @@ class Repository:
     async def list_leases(
         self, after: str, prefix: str, prefix_end: str | None, limit: int
     ) -> list[Lease]:
-        rows = await self._fetch("list_leases", after, prefix, prefix_end, limit)
-        return [Lease(**dict(row)) for row in rows]
+        return _leases(await self._fetch("list_leases", after, prefix, prefix_end, limit))
 
     async def claim_window(self, job: str, window: str, holding: Holding) -> Window | None:
         return _window(await self._fetchrow("claim_window", job, window, *_holding(holding)))
@@ -232,8 +232,19 @@ def _holding(holding: Holding) -> tuple[str, str, int, str | None]:
     return holding.lease, holding.holder, holding.generation, holding.principal
 
 
+# The statements that answer leases select Lease's fields in its order: rows are read by
+# position, a third of the cost of building keyword arguments (a batch renew reads hundreds).
+_LEASE_COLUMNS = tuple(Lease.__dataclass_fields__)
+
+
+def _leases(rows: list[Record]) -> list[Lease]:
+    if rows and tuple(rows[0].keys()) != _LEASE_COLUMNS:
+        raise AssertionError(f"lease columns out of order: {tuple(rows[0].keys())}")
+    return [Lease(*row) for row in rows]
+
+
 def _lease(row: Record | None) -> Lease | None:
-    return None if row is None else Lease(**dict(row))
+    return None if row is None else _leases([row])[0]
 
 
 def _window_of(row: Record) -> Window:

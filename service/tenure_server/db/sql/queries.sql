@@ -1,5 +1,7 @@
 -- Every statement the service runs. Each runs alone, as an autocommit transaction at READ
 -- COMMITTED (the pool pins that level): inside one statement now() is the statement's start.
+-- A statement that answers leases selects the fields of domain/leases.py's Lease in their order:
+-- the repository reads those rows by position.
 
 -- name: acquire_lease
 -- $1 name, $2 holder, $3 ttl_seconds, $4 principal (NULL without authentication).

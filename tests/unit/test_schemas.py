@@ -1,0 +1,73 @@
+"""The hot routes' answers are rendered from the lease's fields without building response models:
+they must be byte for byte the JSON of the models the OpenAPI document declares."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from tenure_server.api.schemas import (
+    HoldingRefOut,
+    LeaseOut,
+    RenewManyResult,
+    lease_json,
+    renewals_json,
+)
+from tenure_server.domain.leases import Lease
+
+NOW = datetime(2026, 12, 3, 12, 0, 0, 123456, tzinfo=UTC)
+LEASES = [
+    Lease(
+        "close-day",
+        "worker-1",
+        7,
+        30.0,
+        NOW,
+        NOW,
+        NOW + timedelta(seconds=30),
+        None,
+        None,
+        "8812",
+        True,
+        29.99,
+    ),
+    # Whole seconds, another offset, a fractional TTL, a released lease without a grant.
+    Lease(
+        "a.b-c_d",
+        "h é",
+        2**63 - 1,
+        0.25,
+        NOW.replace(microsecond=0),
+        NOW.astimezone(timezone(timedelta(hours=-3))),
+        NOW,
+        NOW,
+        "team-a",
+        None,
+        False,
+        0.0,
+    ),
+]
+
+
+@pytest.mark.parametrize("lease", LEASES, ids=["held", "released"])
+def test_a_lease_answer_is_the_json_of_its_leaseout(lease: Lease) -> None:
+    model = LeaseOut.of(lease)
+    assert lease_json(lease).body == model.__pydantic_serializer__.to_json(model)
+
+
+@pytest.mark.parametrize(
+    ("renewed", "lost"),
+    [(LEASES, [("gone", 3), ("never", 1)]), ([], [("gone", 3)]), (LEASES[:1], [])],
+    ids=["both", "all-lost", "none-lost"],
+)
+def test_a_batch_renew_answer_is_the_json_of_its_renewmanyresult(
+    renewed: list[Lease], lost: list[tuple[str, int]]
+) -> None:
+    model = RenewManyResult(
+        renewed=[LeaseOut.of(lease) for lease in renewed],
+        lost=[HoldingRefOut(name=name, generation=generation) for name, generation in lost],
+    )
+    response = renewals_json(renewed, lost)
+    assert response.body == model.__pydantic_serializer__.to_json(model)
+    assert response.media_type == "application/json"
