@@ -33,12 +33,21 @@ class Batcher(Generic[T, R]):
         self._max_running = max_running
         self._pending: list[tuple[T, asyncio.Future[R]]] = []
         self._running: set[asyncio.Task[None]] = set()
+        self._start_scheduled = False
 
     async def submit(self, request: T) -> R:
         future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._pending.append((request, future))
-        self._start_batches()
+        if not self._start_scheduled:
+            # At the end of this round of the event loop: the requests whose data arrived
+            # together are all in the batch, at the cost of no wait.
+            self._start_scheduled = True
+            asyncio.get_running_loop().call_soon(self._start_round)
         return await future
+
+    def _start_round(self) -> None:
+        self._start_scheduled = False
+        self._start_batches()
 
     def _start_batches(self) -> None:
         while self._pending and len(self._running) < self._max_running:
