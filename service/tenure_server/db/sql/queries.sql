@@ -73,8 +73,13 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- the caller decides each of them with acquire_lease. Existing rows are locked in name order and
 -- new ones inserted in name order, so two batches cannot deadlock. The rows it writes are locked
 -- by this statement, so the UPDATE's CASEs see the latest row, as acquire_lease's do.
+-- The arrays are read through sub-selects, so no plan depends on their length and PostgreSQL
+-- keeps its generic plan instead of planning each execution: 0.53-0.6 ms instead of 0.95-1.25
+-- for a batch of one (PostgreSQL 16; 0.66-0.71 instead of 1.2-1.4 on 15). Not done for
+-- renew_leases: its batches are long, and there it measured no faster.
 WITH wanted AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::text[])
+    SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::float8[]),
+                           (SELECT $4::text[]))
         AS w(name, holder, ttl_seconds, principal)
 ), locked AS MATERIALIZED (
     SELECT l.name
