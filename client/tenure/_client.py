@@ -38,6 +38,7 @@ from tenure._config import (
 from tenure._errors import LeaseHeld, TenureError, TransportError
 from tenure._lease import AsyncLeaseHandle, LeaseHandle, LostCallback
 from tenure._models import Fence, Job, JobSpec, Lease, Overview, Page, Renewals, Window
+from tenure._renewer import AsyncRenewer, Renewer
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
 
 __all__ = ["AsyncTenure", "Tenure"]
@@ -151,6 +152,7 @@ class Tenure(_Config):
         self._http = httpx.Client(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=transport
         )
+        self._renewer = Renewer(self)
 
     @classmethod
     def from_env(
@@ -371,6 +373,7 @@ class AsyncTenure(_Config):
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=transport
         )
+        self._renewer = AsyncRenewer(self)
 
     @classmethod
     def from_env(

@@ -5,9 +5,10 @@
             lease.check()                                      # LeaseLost once it is gone
             post(store, headers=lease.fencing_headers())
 
-Entering acquires (with `wait=`, keeps asking until that many seconds have passed); a background
-thread (sync) or task (async) renews every `renew_every` seconds (a third of the TTL by default);
-leaving releases, even when the block raised.
+Entering acquires (with `wait=`, keeps asking until that many seconds have passed); the client's
+renewal loop renews every `renew_every` seconds (a third of the TTL by default) — one thread
+(sync) or task (async) per client, which renews all its handles due together in one batch
+request (`_renewer`); leaving releases, even when the block raised.
 
 When is the lease lost? When a renewal is answered `lease-lost`, or refused outright, or when no
 renewal has succeeded for so long that the lease may have expired. The last is decided on the
@@ -21,7 +22,7 @@ On loss the handle stops renewing and marks itself lost at once:
 - async: the task running the `async with` block is cancelled, and `LeaseLost` is raised out of
   the block (a cancellation that came from elsewhere propagates unchanged);
 - sync: the thread cannot be interrupted, so `lease.lost` turns true, `lease.wait_lost()` returns,
-  `lease.check()` raises `LeaseLost`, and `on_lost(error)` is called from the renewal thread; the
+  `lease.check()` raises `LeaseLost`, and `on_lost(error)` is called from a thread of its own; the
   block must check between units of work. Leaving the block raises `LeaseLost` if it ended
   without an exception of its own.
 
@@ -46,7 +47,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Self, TypedDict
 
 from tenure import _protocol as P
-from tenure._errors import LeaseHeld, LeaseLost, TenureError, TransportError
+from tenure._errors import LeaseHeld, LeaseLost, TenureError
 from tenure._models import Lease
 from tenure._propagation import fencing_token
 from tenure._renewal import LeaseClock, renewal_verdict
@@ -244,9 +245,6 @@ class _Handle:
             except Exception:
                 _log.exception("on_lost callback of lease %r failed", self.name)
 
-    def _renew_request(self) -> P.Request[Lease]:
-        return P.renew(self.name, self._config.holder, self.generation, self.ttl)
-
     def _release_request(self) -> P.Request[Lease]:
         # Naming the latest grant: a release that arrives late must not end a holding this
         # holder was granted again after sending it.
@@ -290,8 +288,6 @@ class LeaseHandle(_Handle):
     ) -> None:
         super().__init__(client, name, ttl, wait=wait, renew_every=renew_every, on_lost=on_lost)
         self._client = client
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def wait_lost(self, timeout: float | None = None) -> bool:
         """Sleep until the lease is lost or `timeout` passes; True if it is lost."""
@@ -313,10 +309,7 @@ class LeaseHandle(_Handle):
             raise
         self._start(lease, sent_at)
         self._fencing.__enter__()
-        self._thread = threading.Thread(
-            target=self._run, name=f"tenure-renew-{self.name}", daemon=True
-        )
-        self._thread.start()
+        self._client._renewer.add(self)
         return self
 
     def __exit__(
@@ -325,10 +318,9 @@ class LeaseHandle(_Handle):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(self._client.timeout + 1)
+        self._client._renewer.remove(self)
         lost = self._close()
+        self._notify_if_lost()  # lost at the very end: the loop may not have seen it
         try:
             self._client._call(self._release_request(), **self._release_options(lost))
         except TenureError as error:
@@ -338,42 +330,6 @@ class LeaseHandle(_Handle):
             self._client._leave_name(self.name)
         if exc_type is None and lost:
             raise self._lost_error()
-
-    def _run(self) -> None:
-        try:
-            self._renew_until_stopped()
-        except Exception as error:  # a bug here must not leave the handle looking healthy
-            self._mark_lost(LeaseLost(f"lease {self.name!r}: renewer failed: {error!r}"))
-        finally:
-            self._notify_if_lost()
-
-    def _renew_until_stopped(self) -> None:
-        failures = 0
-        wake_at = self._clock.next_renewal()
-        while True:
-            pause = min(wake_at, self._clock.deadline) - time.monotonic()
-            if self._stop.wait(max(0.0, pause)):
-                return
-            if self.lost:
-                return
-            if time.monotonic() < wake_at:
-                continue
-            sent_at = time.monotonic()
-            timeout = self._clock.request_timeout(sent_at, self._client.timeout)
-            try:
-                renewed = self._client._call(
-                    self._renew_request(), retry=NO_RETRY, http_timeout=timeout
-                )
-            except TenureError as error:
-                if self._stop.is_set() or not self._renewal_failed(error):
-                    return
-                failures += 1
-                wake_at = self._clock.retry_at(time.monotonic(), failures, self._client.retry)
-                continue
-            if not self._renewed(sent_at, renewed):
-                return
-            failures = 0
-            wake_at = self._clock.next_renewal()
 
 
 class AsyncLeaseHandle(_Handle):
@@ -392,7 +348,6 @@ class AsyncLeaseHandle(_Handle):
     ) -> None:
         super().__init__(client, name, ttl, wait=wait, renew_every=renew_every, on_lost=on_lost)
         self._client = client
-        self._task: asyncio.Task[None] | None = None
         self._body: asyncio.Task[object] | None = None
         self._exiting = False
         self._cancelled_body = False
@@ -416,7 +371,7 @@ class AsyncLeaseHandle(_Handle):
         self._start(lease, sent_at)
         self._fencing.__enter__()
         self._body = body
-        self._task = asyncio.create_task(self._run(), name=f"tenure-renew-{self.name}")
+        self._client._renewer.add(self)
         return self
 
     async def __aexit__(
@@ -428,10 +383,9 @@ class AsyncLeaseHandle(_Handle):
         # Set before the first await: from here on the renewer never cancels this task, so a
         # cancellation it asked for was delivered inside the block, if at all.
         self._exiting = True
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait([self._task])
+        await self._client._renewer.remove(self)
         lost = self._close()
+        self._notify_if_lost()
         try:
             await self._client._call(self._release_request(), **self._release_options(lost))
         except TenureError as error:
@@ -448,50 +402,7 @@ class AsyncLeaseHandle(_Handle):
         if exc_type is None and lost:
             raise self._lost_error()
 
-    async def _run(self) -> None:
-        try:
-            await self._renew_until_stopped()
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # a bug here must not leave the handle looking healthy
-            self._mark_lost(LeaseLost(f"lease {self.name!r}: renewer failed: {error!r}"))
-        finally:
-            self._notify_if_lost()
-            self._stop_body_if_lost()
-
     def _stop_body_if_lost(self) -> None:
         if self._lost.is_set() and not self._exiting and self._body is not None:
             self._cancelled_body = True
             self._body.cancel(msg=f"lease {self.name!r} lost")
-
-    async def _renew_until_stopped(self) -> None:
-        failures = 0
-        wake_at = self._clock.next_renewal()
-        while True:
-            await asyncio.sleep(max(0.0, min(wake_at, self._clock.deadline) - time.monotonic()))
-            if self.lost:
-                return
-            if time.monotonic() < wake_at:
-                continue
-            sent_at = time.monotonic()
-            timeout = self._clock.request_timeout(sent_at, self._client.timeout)
-            try:
-                async with asyncio.timeout(timeout):
-                    renewed = await self._client._call(
-                        self._renew_request(), retry=NO_RETRY, http_timeout=timeout
-                    )
-            except (TenureError, TimeoutError) as error:
-                failure = error if isinstance(error, TenureError) else _timed_out(timeout)
-                if not self._renewal_failed(failure):
-                    return
-                failures += 1
-                wake_at = self._clock.retry_at(time.monotonic(), failures, self._client.retry)
-                continue
-            if not self._renewed(sent_at, renewed):
-                return
-            failures = 0
-            wake_at = self._clock.next_renewal()
-
-
-def _timed_out(seconds: float) -> TenureError:
-    return TransportError(f"renewal got no answer within {seconds:.3f} s")

@@ -1,0 +1,340 @@
+"""One renewal loop per client, shared by all its lease handles.
+
+The holdings due for renewal are renewed together: one batch renew request per TTL (at most
+`RENEW_BATCH_SIZE` holdings each), from one thread (`Tenure`) or one task (`AsyncTenure`),
+however many handles the client holds. When one handle is due, every handle due within half of
+its own interval joins the batch, so handles acquired at different moments fall into step and a
+process holding a thousand leases sends a few requests per interval, not a thousand.
+
+Each handle keeps its own clock, backoff and verdict (`_lease._Handle`): a holding the service
+reports lost is lost, and a request that failed is retried for each holding at the handle's own
+pace. A batch refused as a whole (a 4xx: one name this token may not renew, a batch longer than
+the service allows) is split into batches of one, so each holding gets its own answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from tenure import _protocol as P
+from tenure._errors import LeaseLost, TenureError, TransportError
+from tenure._models import Renewals
+from tenure._renewal import renewal_verdict
+from tenure._retry import NO_RETRY
+
+if TYPE_CHECKING:
+    from tenure._client import AsyncTenure, Tenure, _Config
+    from tenure._lease import AsyncLeaseHandle, LeaseHandle, _Handle
+
+H = TypeVar("H", bound="_Handle")
+
+__all__ = ["RENEW_BATCH_SIZE", "AsyncRenewer", "Renewer"]
+
+_log = logging.getLogger("tenure")
+
+# Holdings per batch renew request; a service configured with a smaller TENURE_MAX_BATCH_SIZE
+# refuses longer batches, which are then sent one holding at a time.
+RENEW_BATCH_SIZE = 100
+
+
+@dataclass(eq=False)
+class _Entry(Generic[H]):
+    handle: H
+    wake_at: float
+    failures: int = 0
+
+
+# Holdings renewed in one request.
+Batch = list[_Entry[H]]
+
+
+class _Schedule(Generic[H]):
+    """Which holdings to renew when, and what each answer does to them. No I/O: the sync and
+    async renewers send what it hands out and hand back what came of it."""
+
+    def __init__(self, client: _Config) -> None:
+        self._client = client
+        # By lease name: a client holds a name through one handle at a time.
+        self.entries: dict[str, _Entry[H]] = {}
+        self.sending: set[str] = set()
+
+    def add(self, handle: H) -> None:
+        self.entries[handle.name] = _Entry(handle, handle._clock.next_renewal())
+
+    def discard(self, handle: H) -> None:
+        entry = self.entries.get(handle.name)
+        if entry is not None and entry.handle is handle:
+            del self.entries[handle.name]
+
+    def take(self, now: float) -> tuple[list[Batch[H]], list[H]]:
+        """The batches to send now (marked as being sent), and the handles whose lease turned
+        lost on the clock (no longer renewed)."""
+        lost = [entry.handle for entry in self.entries.values() if entry.handle.lost]
+        for handle in lost:
+            self.discard(handle)
+        idle = [entry for entry in self.entries.values() if entry.handle.name not in self.sending]
+        if not any(entry.wake_at <= now for entry in idle):
+            return [], lost
+        due = [entry for entry in idle if entry.wake_at - entry.handle._clock.interval / 2 <= now]
+        by_ttl: dict[float, Batch[H]] = {}
+        for entry in due:
+            by_ttl.setdefault(entry.handle.ttl, []).append(entry)
+            self.sending.add(entry.handle.name)
+        batches = [
+            group[start : start + RENEW_BATCH_SIZE]
+            for group in by_ttl.values()
+            for start in range(0, len(group), RENEW_BATCH_SIZE)
+        ]
+        return batches, lost
+
+    def next_wake(self) -> float | None:
+        """When to look again: the earliest renewal, or deadline, of a holding not being sent."""
+        times = [
+            min(entry.wake_at, entry.handle._clock.deadline)
+            for entry in self.entries.values()
+            if entry.handle.name not in self.sending
+        ]
+        return min(times, default=None)
+
+    def registered(self, batch: Batch[H]) -> Batch[H]:
+        """The batch without the handles removed since it was taken (their block has ended)."""
+        kept = [entry for entry in batch if self.entries.get(entry.handle.name) is entry]
+        for entry in batch:
+            if entry not in kept:
+                self.sending.discard(entry.handle.name)
+        return kept
+
+    def request(self, batch: Batch[H], sent_at: float) -> tuple[P.Request[Renewals], float]:
+        """The batch renew, and its timeout: over before the earliest deadline of any holding,
+        so that the loop, waiting for it, never misses the moment a lease may be lost."""
+        holdings = [(entry.handle.name, entry.handle.generation) for entry in batch]
+        timeout = min(
+            entry.handle._clock.request_timeout(sent_at, self._client.timeout)
+            for entry in [*batch, *self.entries.values()]
+        )
+        return P.renew_many(self._client.holder, holdings, batch[0].handle.ttl), timeout
+
+    def answered(self, batch: Batch[H], sent_at: float, renewals: Renewals) -> list[H]:
+        """Count the answer; the handles it ended."""
+        renewed = {lease.name: lease for lease in renewals.renewed}
+        ended = []
+        for entry in batch:
+            handle = entry.handle
+            lease = renewed.get(handle.name)
+            if lease is None or lease.generation != handle.generation:
+                handle._renewal_failed(_reported_lost(handle))
+                ended.append(handle)
+            elif handle._renewed(sent_at, lease):
+                entry.failures = 0
+                entry.wake_at = handle._clock.next_renewal()
+            else:
+                ended.append(handle)
+        return self._ended(batch, ended)
+
+    def failed(self, batch: Batch[H], error: TenureError, now: float) -> list[H]:
+        """A batch that got no answer, or a refusal: retry each holding at its pace, or lose it.
+        The handles it ended."""
+        ended = []
+        for entry in batch:
+            if entry.handle._renewal_failed(error):
+                entry.failures += 1
+                clock, retry = entry.handle._clock, self._client.retry
+                entry.wake_at = clock.retry_at(now, entry.failures, retry)
+            else:
+                ended.append(entry.handle)
+        return self._ended(batch, ended)
+
+    def _ended(self, batch: Batch[H], ended: list[H]) -> list[H]:
+        for entry in batch:
+            self.sending.discard(entry.handle.name)
+        for handle in ended:
+            self.discard(handle)
+        return ended
+
+
+def _reported_lost(handle: H) -> LeaseLost:
+    return LeaseLost(
+        f"lease {handle.name!r} generation {handle.generation}: the renewal answered that this"
+        " holding is gone (expired, released or taken over)",
+        generation=handle.generation,
+    )
+
+
+def _split(batch: Batch[H], error: TenureError) -> list[Batch[H]] | None:
+    """A batch of several refused as a whole: one batch per holding, for each one's answer."""
+    if len(batch) > 1 and renewal_verdict(error) == "lost":
+        return [[entry] for entry in batch]
+    return None
+
+
+def _timed_out(seconds: float) -> TenureError:
+    return TransportError(f"renewal got no answer within {seconds:.3f} s")
+
+
+class Renewer:
+    """The sync client's loop: one daemon thread while the client holds any lease."""
+
+    def __init__(self, client: Tenure) -> None:
+        self._client = client
+        self._schedule: _Schedule[LeaseHandle] = _Schedule(client)
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, handle: LeaseHandle) -> None:
+        with self._changed:
+            self._schedule.add(handle)
+            # Not alive: a child forked while the parent's thread ran has no thread of its own.
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="tenure-renew", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def remove(self, handle: LeaseHandle) -> None:
+        """Stop renewing `handle`; returns once no renewal of it is on its way (its answer
+        names the grant the release must name), or after the client's timeout + 1 s."""
+        with self._changed:
+            self._schedule.discard(handle)
+            self._changed.notify_all()
+            self._changed.wait_for(
+                lambda: handle.name not in self._schedule.sending, self._client.timeout + 1
+            )
+
+    def _run(self) -> None:
+        try:
+            self._loop()
+        except Exception as error:  # a bug here must not leave the handles looking healthy
+            with self._changed:
+                handles = [entry.handle for entry in self._schedule.entries.values()]
+                self._schedule.entries.clear()
+                self._thread = None
+            for handle in handles:
+                handle._mark_lost(LeaseLost(f"lease {handle.name!r}: renewer failed: {error!r}"))
+            _notify(handles)
+
+    def _loop(self) -> None:
+        while True:
+            with self._changed:
+                if not self._schedule.entries:
+                    self._thread = None
+                    return
+                batches, lost = self._schedule.take(time.monotonic())
+                if not batches and not lost:
+                    wake = self._schedule.next_wake()
+                    self._changed.wait(None if wake is None else max(0.0, wake - time.monotonic()))
+                    continue
+            _notify(lost)
+            while batches:
+                with self._changed:
+                    batch = self._schedule.registered(batches.pop())
+                    self._changed.notify_all()
+                    if not batch:
+                        continue
+                    sent_at = time.monotonic()
+                    request, timeout = self._schedule.request(batch, sent_at)
+                try:
+                    renewals = self._client._call(request, retry=NO_RETRY, http_timeout=timeout)
+                except TenureError as error:
+                    with self._changed:
+                        split = _split(batch, error)
+                        if split:
+                            batches.extend(split)
+                            continue
+                        ended = self._schedule.failed(batch, error, time.monotonic())
+                        self._changed.notify_all()
+                else:
+                    with self._changed:
+                        ended = self._schedule.answered(batch, sent_at, renewals)
+                        self._changed.notify_all()
+                _notify(ended)
+
+
+def _notify(handles: Iterable[LeaseHandle]) -> None:
+    """Tell each lost handle's owner, on a thread of its own: an `on_lost` callback that blocks
+    must not hold up the renewal of the other leases."""
+    for handle in handles:
+        threading.Thread(
+            target=handle._notify_if_lost, name=f"tenure-lost-{handle.name}", daemon=True
+        ).start()
+
+
+class AsyncRenewer:
+    """The async client's loop: one task while the client holds any lease. Batches due
+    together are sent concurrently."""
+
+    def __init__(self, client: AsyncTenure) -> None:
+        self._client = client
+        self._schedule: _Schedule[AsyncLeaseHandle] = _Schedule(client)
+        self._changed = asyncio.Event()
+        self._sent = asyncio.Condition()
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, handle: AsyncLeaseHandle) -> None:
+        self._schedule.add(handle)
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="tenure-renew")
+        self._changed.set()
+
+    async def remove(self, handle: AsyncLeaseHandle) -> None:
+        """As `Renewer.remove`; each request is bounded by its own timeout."""
+        self._schedule.discard(handle)
+        self._changed.set()
+        with suppress(TimeoutError):
+            async with asyncio.timeout(self._client.timeout + 1), self._sent:
+                await self._sent.wait_for(lambda: handle.name not in self._schedule.sending)
+
+    async def _run(self) -> None:
+        try:
+            await self._loop()
+        except Exception as error:  # a bug here must not leave the handles looking healthy
+            handles = [entry.handle for entry in self._schedule.entries.values()]
+            self._schedule.entries.clear()
+            for handle in handles:
+                handle._mark_lost(LeaseLost(f"lease {handle.name!r}: renewer failed: {error!r}"))
+            _stop(handles)
+        finally:
+            self._task = None
+
+    async def _loop(self) -> None:
+        while self._schedule.entries:
+            self._changed.clear()
+            batches, lost = self._schedule.take(time.monotonic())
+            _stop(lost)
+            if batches:
+                await asyncio.gather(*(self._send(batch) for batch in batches))
+                continue
+            wake = self._schedule.next_wake()
+            pause = None if wake is None else max(0.0, wake - time.monotonic())
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), pause)
+
+    async def _send(self, batch: Batch[AsyncLeaseHandle]) -> None:
+        sent_at = time.monotonic()
+        request, timeout = self._schedule.request(batch, sent_at)
+        try:
+            async with asyncio.timeout(timeout):
+                renewals = await self._client._call(request, retry=NO_RETRY, http_timeout=timeout)
+        except (TenureError, TimeoutError) as error:
+            failure = error if isinstance(error, TenureError) else _timed_out(timeout)
+            split = _split(batch, failure)
+            if split:
+                await asyncio.gather(*(self._send(single) for single in split))
+                return
+            ended = self._schedule.failed(batch, failure, time.monotonic())
+        else:
+            ended = self._schedule.answered(batch, sent_at, renewals)
+        async with self._sent:
+            self._sent.notify_all()
+        _stop(ended)
+
+
+def _stop(handles: Iterable[AsyncLeaseHandle]) -> None:
+    for handle in handles:
+        handle._notify_if_lost()
+        handle._stop_body_if_lost()
