@@ -44,6 +44,15 @@ async def test_each_caller_gets_its_own_answer_and_an_idle_batcher_starts_at_onc
     ]
 
 
+async def test_requests_that_arrive_in_one_round_of_the_loop_share_one_batch() -> None:
+    """The batch starts at the end of the event loop's round, not at the first request: requests
+    that arrived together (one read of many sockets) share it even with statements to spare."""
+    recorder = Recorder()
+    batcher = Batcher(recorder.run, max_batch=8, max_running=2)
+    assert await asyncio.gather(*(batcher.submit(i) for i in range(3))) == [0, 10, 20]
+    assert recorder.batches == [[0, 1, 2]]
+
+
 async def test_batches_respect_their_size_and_concurrency_bounds() -> None:
     """At most max_batch requests per statement and max_running statements at once; the
     requests that arrive while statements run share the next ones."""

@@ -3,8 +3,9 @@
 A request joins the batch that starts next, never one already running, so a statement starts
 after every request it answers arrived: an expiry it grants counts from a moment after the
 client sent its request, as the client's own deadline (send time + TTL) assumes. With fewer
-statements running than `max_running`, a request starts its batch at once, so an idle service
-adds no delay; under load, the requests that arrive while statements run share the next one.
+statements running than `max_running`, a batch starts at the end of the event loop's current
+round, so an idle service adds no delay and the requests read together share it; under load,
+the requests that arrive while statements run share the next one.
 """
 
 from __future__ import annotations
