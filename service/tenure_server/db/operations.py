@@ -9,13 +9,14 @@ times; nothing is ever decided from the read.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from functools import partial
+from typing import Protocol, TypeVar
 
 from tenure_server.db.batching import Batcher
 from tenure_server.db.notifications import FALLBACK_POLL_SECONDS, ReleaseNotifications
-from tenure_server.db.repository import Acquire, Acquired, Repository
+from tenure_server.db.repository import Acquire, Acquired, Release, Renew, Repository
 from tenure_server.domain.errors import (
     LeaseHeld,
     LeaseNotFound,
@@ -87,14 +88,12 @@ class Operations:
         self._draining = asyncio.Event()
         # Acquires being decided alone: for identical ones to share the next statement.
         self._deciding: dict[Acquire, _Turns] = {}
-        self._acquires = (
-            Batcher(
-                self._acquire_batch,
-                max_batch=coalescing.max_batch,
-                max_running=coalescing.max_statements,
-            )
-            if coalescing.max_batch > 1
-            else None
+        self._acquires = _batcher(coalescing, self._acquire_batch)
+        self._renews = _batcher(
+            coalescing, partial(_first_per_name, decide=repository.renew_coalesced)
+        )
+        self._releases = _batcher(
+            coalescing, partial(_first_per_name, decide=repository.release_coalesced)
         )
 
     async def acquire(
@@ -260,7 +259,11 @@ class Operations:
     async def renew(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None = None
     ) -> Lease:
-        lease = await self._repository.renew_lease(name, holder, generation, ttl, principal)
+        lease = None
+        if self._renews is not None:
+            lease = await self._renews.submit(Renew(name, holder, generation, ttl, principal))
+        if lease is None:  # refused, or left undecided by the batch: decided alone
+            lease = await self._repository.renew_lease(name, holder, generation, ttl, principal)
         if lease is None:
             self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
             current = await self._repository.get_lease(name)
@@ -291,8 +294,14 @@ class Operations:
         principal: str | None = None,
         grant: str | None = None,
     ) -> Lease:
+        lease = None
+        if self._releases is not None:
+            lease = await self._releases.submit(Release(name, holder, generation, principal, grant))
         for _ in range(DECISION_ATTEMPTS):
-            lease = await self._repository.release_lease(name, holder, generation, principal, grant)
+            if lease is None:  # refused, or left undecided by the batch: decided alone
+                lease = await self._repository.release_lease(
+                    name, holder, generation, principal, grant
+                )
             if lease is not None:
                 self._sink.record(LeaseEvent("released", name, holder, generation))
                 return lease
@@ -383,6 +392,36 @@ class Operations:
 
 
 T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _batcher(
+    coalescing: Coalescing, run: Callable[[list[T]], Awaitable[list[R]]]
+) -> Batcher[T, R] | None:
+    if coalescing.max_batch <= 1:
+        return None
+    return Batcher(run, max_batch=coalescing.max_batch, max_running=coalescing.max_statements)
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+N = TypeVar("N", bound=_Named)
+
+
+async def _first_per_name(
+    wanted: list[N], *, decide: Callable[[list[N]], Awaitable[dict[str, Lease]]]
+) -> list[Lease | None]:
+    """One statement for requests that arrived together (renews, releases). A second request
+    for a name already in the batch is left undecided (None), as are those the statement
+    refused or skipped: each is then decided alone."""
+    first: dict[str, N] = {}
+    for request in wanted:
+        first.setdefault(request.name, request)
+    decided = await decide(list(first.values()))
+    return [decided.get(one.name) if first[one.name] is one else None for one in wanted]
 
 
 def _page(rows: list[T], limit: int, key: Callable[[T], str]) -> tuple[list[T], str | None]:

@@ -47,6 +47,28 @@ class Acquire:
     principal: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Renew:
+    """One renew request, as renew_lease takes it."""
+
+    name: str
+    holder: str
+    generation: int
+    ttl: float
+    principal: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """One release request, as release_lease takes it."""
+
+    name: str
+    holder: str
+    generation: int
+    principal: str | None
+    grant: str | None
+
+
 # The lease, and the event when the acquire began a new holding (None: it extended one).
 Acquired = tuple[Lease, LeaseEvent | None]
 
@@ -122,6 +144,19 @@ class Repository:
     ) -> Lease | None:
         return _lease(await self._fetchrow("renew_lease", name, holder, generation, ttl, principal))
 
+    async def renew_coalesced(self, renews: list[Renew]) -> dict[str, Lease]:
+        """Renews of distinct names that arrived together, in one statement: the leases it
+        renewed, by name. A name it left out was refused or its row was locked."""
+        rows = await self._fetch(
+            "renew_coalesced",
+            [renew.name for renew in renews],
+            [renew.holder for renew in renews],
+            [renew.generation for renew in renews],
+            [renew.ttl for renew in renews],
+            [renew.principal for renew in renews],
+        )
+        return {lease.name: lease for lease in _leases(rows)}
+
     async def renew_leases(
         self,
         holdings: list[tuple[str, int]],
@@ -146,6 +181,19 @@ class Repository:
         return _lease(
             await self._fetchrow("release_lease", name, holder, generation, principal, grant)
         )
+
+    async def release_coalesced(self, releases: list[Release]) -> dict[str, Lease]:
+        """Releases of distinct names that arrived together, in one statement: the leases it
+        released, by name. A name it left out was refused or its row was locked."""
+        rows = await self._fetch(
+            "release_coalesced",
+            [release.name for release in releases],
+            [release.holder for release in releases],
+            [release.generation for release in releases],
+            [release.principal for release in releases],
+            [release.grant for release in releases],
+        )
+        return {lease.name: lease for lease in _leases(rows)}
 
     async def await_lease(self, name: str, seconds: float) -> None:
         async with self._connection() as connection:

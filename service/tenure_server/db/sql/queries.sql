@@ -172,6 +172,41 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
        greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
   FROM renewed;
 
+-- name: renew_coalesced
+-- $1 names (distinct), $2 holders, $3 generations, $4 ttl_seconds, $5 principals: parallel
+-- arrays, one element per renew. Renews that arrived together (operations.py coalesces them),
+-- each decided as renew_lease decides it, in one statement and one commit. The locking CTE
+-- re-checks holder, generation, principal and expiry on each latest row and takes the rows in
+-- name order, so two batches cannot deadlock; a row locked by another transaction is skipped,
+-- not waited for, so one busy lease never delays the others. The UPDATE touches only rows this
+-- statement holds. Skipped and refused renews return no row: the caller decides each with
+-- renew_lease, which also records a refusal. Arrays through sub-selects: as acquire_leases.
+WITH wanted AS (
+    SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::bigint[]),
+                         (SELECT $4::float8[]), (SELECT $5::text[]))
+        AS w(name, holder, generation, ttl_seconds, principal)
+), locked AS MATERIALIZED (
+    SELECT l.name
+      FROM leases AS l
+      JOIN wanted AS w ON l.name = w.name
+     WHERE l.holder = w.holder AND l.generation = w.generation AND l.expires_at > now()
+       AND l.principal IS NOT DISTINCT FROM w.principal
+     ORDER BY l.name
+       FOR NO KEY UPDATE OF l SKIP LOCKED
+), renewed AS (
+    UPDATE leases AS l
+       SET renewed_at = now(), ttl_seconds = w.ttl_seconds, granted_xact = pg_current_xact_id(),
+           expires_at = greatest(l.expires_at, now() + make_interval(secs => w.ttl_seconds))
+      FROM wanted AS w
+     WHERE l.name = w.name AND l.name IN (SELECT name FROM locked)
+    RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
+              l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id
+)
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       principal, grant_id, expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM renewed;
+
 -- name: renew_leases
 -- $1 names, $2 generations (parallel arrays), $3 holder, $4 ttl_seconds, $5 principal.
 -- Many holdings of one holder in one statement, each renewed exactly as renew_lease would. The
@@ -225,6 +260,45 @@ WITH released AS (
      WHERE name = $1 AND holder = $2 AND generation = $3 AND released_at IS NULL
        AND principal IS NOT DISTINCT FROM $4
        AND ($5::text IS NULL OR granted_xact = $5::text::xid8)
+    RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
+              released_at, principal, granted_xact::text AS grant_id, awaited_until
+), event AS (
+    INSERT INTO lease_events (lease, kind, holder, generation)
+    SELECT name, 'released', holder, generation FROM released
+)
+SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+       principal, grant_id, expires_at > now() AS held,
+       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+  FROM released
+  LEFT JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)
+                      WHERE released.awaited_until > now()) AS wake ON true;
+
+-- name: release_coalesced
+-- $1 names (distinct), $2 holders, $3 generations, $4 principals, $5 grants (NULL: any):
+-- parallel arrays, one element per release. Releases that arrived together (operations.py
+-- coalesces them), each decided as release_lease decides it, in one statement and one commit:
+-- the event, and the notification of an awaited lease, as there. The locking CTE re-checks every
+-- condition on each latest row and takes the rows in name order, so two batches cannot deadlock;
+-- a row locked by another transaction is skipped, not waited for. The UPDATE touches only rows
+-- this statement holds. Skipped and refused releases return no row: the caller decides each with
+-- release_lease, which explains a refusal. Arrays through sub-selects: as acquire_leases.
+WITH wanted AS (
+    SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::bigint[]),
+                         (SELECT $4::text[]), (SELECT $5::text[]))
+        AS w(name, holder, generation, principal, grant_id)
+), locked AS MATERIALIZED (
+    SELECT l.name
+      FROM leases AS l
+      JOIN wanted AS w ON l.name = w.name
+     WHERE l.holder = w.holder AND l.generation = w.generation AND l.released_at IS NULL
+       AND l.principal IS NOT DISTINCT FROM w.principal
+       AND (w.grant_id IS NULL OR l.granted_xact = w.grant_id::xid8)
+     ORDER BY l.name
+       FOR NO KEY UPDATE OF l SKIP LOCKED
+), released AS (
+    UPDATE leases
+       SET expires_at = least(expires_at, now()), released_at = now()
+     WHERE name IN (SELECT name FROM locked)
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
               released_at, principal, granted_xact::text AS grant_id, awaited_until
 ), event AS (
