@@ -210,10 +210,8 @@ class _Handle:
     def _renewal_failed(self, error: TenureError) -> bool:
         """After a failed renewal: True to try again, False when the lease is lost."""
         if renewal_verdict(error) == "retry":
-            if self.lost:  # the deadline passed meanwhile: `lost` recorded why
-                return False
-            _log.warning("renewing lease %r failed, will retry: %s", self.name, error)
-            return True
+            # False once the deadline passed meanwhile: `lost` recorded why.
+            return not self.lost
         if isinstance(error, LeaseLost):
             reason = error
         else:

@@ -149,6 +149,10 @@ class _Schedule(Generic[H]):
                 entry.wake_at = clock.retry_at(now, entry.failures, retry)
             else:
                 ended.append(entry.handle)
+        if len(ended) < len(batch):  # one line for the batch, not one per lease
+            names = ", ".join(repr(entry.handle.name) for entry in batch[:3])
+            more = f" and {len(batch) - 3} more" if len(batch) > 3 else ""
+            _log.warning("renewing lease %s%s failed, will retry: %s", names, more, error)
         return self._ended(batch, ended)
 
     def _ended(self, batch: Batch[H], ended: list[H]) -> list[H]:
