@@ -72,7 +72,10 @@ class Database:
 
         running = PostmasterInfo.read_from_pgdata(self.server.pgdata)
         assert running is not None, "the database is not running"
-        for pid in [running.pid, *_children(running.pid)]:
+        # The postmaster first, and its children listed only then: a backend it forked after a
+        # listing made before would go on answering (a pool growing under the test's load).
+        os.kill(running.pid, signum)
+        for pid in _children(running.pid):
             os.kill(pid, signum)
 
     def interrupt(self, mode: str) -> None:
