@@ -1,8 +1,8 @@
-"""An asyncio load client for the HTTP services, for what one wrk request cannot express: the
-multi-step workloads (acquire→release cycle, claim+complete, with one latency per cycle), batch
-renew, the paced renewals of the idle-cost measurement, and every single-request workload when
-wrk is not installed. HTTP/1.1 over keep-alive connections, written by hand on uvloop streams so
-that the client spends as little of the shared CPU as it can. Prints one Measurement as JSON.
+"""An asyncio load client for the HTTP services, for what the wrk scripts do not drive: batch
+renew, the paced renewals of the idle-cost measurement, and every workload when wrk is not
+installed (the two-request ones with one latency per operation, as wrk_steps.lua). HTTP/1.1
+over keep-alive connections, written by hand on uvloop streams so that the client spends as
+little of the shared CPU as it can. Prints one Measurement as JSON.
 
     .venv/bin/python bench/loadgen.py --url http://127.0.0.1:8080 --workload cycle --connections 16
 """

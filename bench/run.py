@@ -6,7 +6,8 @@ Starts PostgreSQL (embedded, unless a URL is given: then a throw-away database i
 the Tenure service (`tenure serve --workers 2`) and, in the same run, the baselines: the naive
 FastAPI endpoint (baseline_app.py, 2 uvicorn workers, uvloop + httptools), the raw statements
 from one asyncpg process (raw_asyncpg.py) and `pgbench -M prepared` with the same statements.
-Load comes from separate processes: wrk (single requests) and loadgen.py (multi-step). Then the
+Load comes from separate processes: wrk (one- and two-request operations) and loadgen.py (batch
+renew, idle cost). Then the
 hand-off, takeover and idle measurements, and a py-spy profile of the acquire path. Prints the
 report and rewrites the "Latest results" section of bench/README.md. See bench/README.md.
 """
@@ -117,7 +118,9 @@ def _machine(facts: dict[str, str], embedded: bool) -> list[str]:
         platform.machine(),
     )
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
-    wrk = "wrk (single requests) and loadgen.py (multi-step)" if runners.WRK else "loadgen.py only"
+    wrk = "wrk (one- and two-request operations) and loadgen.py (batch renew, idle cost)"
+    if not runners.WRK:
+        wrk = "loadgen.py only"
     where = "embedded (pgserver, unix socket)" if embedded else "the given URL"
     return [
         f"Machine: {os.cpu_count()} cores, {model}; load average at start {load}.",

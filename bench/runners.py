@@ -1,5 +1,6 @@
-"""Load generators, each in its own process: wrk (single-request workloads over HTTP), loadgen.py
-(multi-step HTTP workloads, or everything when wrk is missing) and raw_asyncpg.py."""
+"""Load generators, each in its own process: wrk (the single-request and two-request workloads
+over HTTP), loadgen.py (batch renew, the idle cost, or everything when wrk is missing) and
+raw_asyncpg.py."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from workloads import Measurement
 HERE = Path(__file__).resolve().parent
 PYTHON = sys.executable
 WRK = shutil.which("wrk")
-# What wrk's script can drive: one request per operation.
-WRK_WORKLOADS = frozenset({"acquire", "renew", "release", "verify", "hot", "constant"})
+# What wrk's scripts drive: one request per operation (wrk.lua), or two (wrk_steps.lua).
+WRK_SCRIPTS = {
+    **dict.fromkeys(("acquire", "renew", "release", "verify", "hot", "constant"), "wrk.lua"),
+    **dict.fromkeys(("cycle", "claim_complete"), "wrk_steps.lua"),
+}
 # Seconds a load generator may take beyond its measuring time (start-up, connecting, reporting).
 GRACE_SECONDS = 60
 
@@ -39,7 +43,7 @@ def wrk(
         f"--connections={connections}",
         f"--duration={seconds}s",
         "--timeout=10s",
-        f"--script={HERE / 'wrk.lua'}",
+        f"--script={HERE / WRK_SCRIPTS[workload]}",
         url,
         "--",
         workload,
@@ -48,7 +52,7 @@ def wrk(
     ]
     report = json.loads(_last_line(command, seconds + GRACE_SECONDS))
     return Measurement(
-        ops=report["requests"] - report["errors"],
+        ops=report["ops"],
         seconds=report["duration_us"] / 1e6,
         p50_ms=report["p50_us"] / 1000,
         p99_ms=report["p99_us"] / 1000,
@@ -73,7 +77,7 @@ def http(
     url: str, workload: str, connections: int, seconds: float, prefix: str, seed: int
 ) -> Measurement:
     """wrk where it can express the workload and is installed, loadgen.py otherwise."""
-    if WRK is not None and workload in WRK_WORKLOADS:
+    if WRK is not None and workload in WRK_SCRIPTS:
         return wrk(url, workload, connections, seconds, prefix, seed)
     return loadgen(url, workload, connections, seconds, prefix)
 

@@ -40,8 +40,9 @@ end
 
 function done(summary, latency, requests)
   local e = summary.errors
+  local failed = e.status + e.connect + e.read + e.write + e.timeout
   io.write(string.format(
-    '{"requests":%d,"duration_us":%d,"errors":%d,"p50_us":%d,"p99_us":%d}\n',
-    summary.requests, summary.duration, e.status + e.connect + e.read + e.write + e.timeout,
+    '{"ops":%d,"duration_us":%d,"errors":%d,"p50_us":%d,"p99_us":%d}\n',
+    summary.requests - failed, summary.duration, failed,
     latency:percentile(50), latency:percentile(99)))
 end
