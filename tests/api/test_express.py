@@ -29,14 +29,17 @@ def stable(answer: Any) -> Any:
     return answer
 
 
-def alike(responses: list[httpx.Response]) -> dict[str, Any]:
-    """Asserts both answers agree on status, media type, Retry-After and every stable field."""
+def alike(responses: list[httpx.Response], *, but: str = "") -> dict[str, Any]:
+    """Asserts both answers agree on status, media type, Retry-After and every stable field
+    (but the one named)."""
     express, fastapi = responses
     assert express.status_code == fastapi.status_code, (express.text, fastapi.text)
     assert express.headers["content-type"] == fastapi.headers["content-type"]
     assert ("retry-after" in express.headers) == ("retry-after" in fastapi.headers)
     first, second = express.json(), fastapi.json()
     assert first.keys() == second.keys()
+    first.pop(but, None)
+    second.pop(but, None)
     assert stable(first) == stable(second)
     body: dict[str, Any] = first
     return body
@@ -77,3 +80,21 @@ async def test_refusals_answer_alike(api: httpx.AsyncClient) -> None:
     assert alike(await both(api, "/v1/leases/renew", duplicated))["status"] == 422
     invalid = alike(await both(api, "/v1/leases/job/acquire", '{"holder": ""}'))
     assert invalid["type"] == "/problems/validation-error"
+
+
+async def test_window_claims_and_completions_answer_alike(api: httpx.AsyncClient) -> None:
+    await api.post("/v1/leases/job/acquire", json={"holder": "a", "ttl_seconds": 30})
+    holding = '{"holder": "a", "lease": "job", "generation": 1}'
+    windows = "/v1/jobs/close-day/windows/"
+    claims = await both(api, windows + "2026-09-25/claim", holding)
+    assert [claim.json()["attempt"] for claim in claims] == [1, 2]  # the second resumes it
+    assert alike(claims, but="attempt")["status"] == "running"
+    completed = alike(await both(api, windows + "2026-09-25/complete", holding))
+    assert completed["status"] == "completed"
+    done = alike(await both(api, windows + "2026-09-25/claim", holding))
+    assert done["type"] == "/problems/window-completed"
+    stale = '{"holder": "a", "lease": "job", "generation": 0}'
+    invalid = alike(await both(api, windows + "2026-09-26/claim", stale))
+    assert invalid["type"] == "/problems/validation-error"
+    lost = '{"holder": "b", "lease": "job", "generation": 1}'
+    assert alike(await both(api, windows + "2026-09-26/claim", lost))["status"] == 409

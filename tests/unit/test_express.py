@@ -70,6 +70,11 @@ def body(*chunks: bytes) -> list[Message]:
         post("/v1/leases/a/acquire", b"application/json; charset=utf-8"),
         {**post("/v1/leases/a/acquire"), "method": "PUT"},
         {**post("/v1/leases/a/acquire"), "root_path": "/tenure"},
+        post("/v1/jobs/-not-a-name/windows/2026-09-25/claim"),
+        post("/v1/jobs/close-day/windows/a%20b/claim"),
+        post("/v1/jobs/close-day/windows/" + "1" * 101 + "/complete"),
+        post("/v1/jobs/close-day/windows/2026-09-25/resume"),
+        post("/v1/jobs/close-day/windows/2026-09-25/x/claim"),
     ],
     ids=[
         "bad-name",
@@ -82,6 +87,11 @@ def body(*chunks: bytes) -> list[Message]:
         "json-with-parameters",
         "other-method",
         "mounted-under-a-root-path",
+        "bad-job-name",
+        "bad-window-key",
+        "long-window-key",
+        "unknown-window-verb",
+        "window-path-extended",
     ],
 )
 async def test_requests_outside_the_lane_go_to_fastapi_unread(scope: Scope) -> None:
@@ -138,5 +148,6 @@ async def test_a_client_gone_before_its_body_arrived_is_left_to_fastapi() -> Non
 def test_every_lane_stands_for_a_route_of_the_api() -> None:
     """The lanes label their requests' metrics with these templates: each is a POST route."""
     paths = create_app(Settings()).openapi()["paths"]
-    for lane in (*express._LANES.values(), *express._FIXED.values()):
+    lanes = (*express._LANES.values(), *express._WINDOW_LANES.values(), *express._FIXED.values())
+    for lane in lanes:
         assert "post" in paths[lane.path], lane.path

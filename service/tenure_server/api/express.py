@@ -1,5 +1,6 @@
 """The express lane: a pure ASGI layer that answers the common case of the hot routes (acquire,
-renew, batch renew, release, verify fence) without FastAPI's per-request work.
+renew, batch renew, release, verify fence, claim and complete a window) without FastAPI's
+per-request work.
 
 FastAPI spends more CPU matching routes, resolving dependencies, parsing and re-validating than
 an acquire spends in asyncpg and PostgreSQL together (bench/README.md). This layer matches the
@@ -22,8 +23,8 @@ from starlette.datastructures import State
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tenure_server.api import fences, leases
-from tenure_server.api.dependencies import Context, context_of
+from tenure_server.api import fences, leases, windows
+from tenure_server.api.dependencies import context_of
 from tenure_server.api.problems import domain_problem
 from tenure_server.api.schemas import (
     AcquireRequest,
@@ -31,11 +32,13 @@ from tenure_server.api.schemas import (
     RenewManyRequest,
     RenewRequest,
     VerifyRequest,
+    WindowRequest,
 )
 from tenure_server.domain.errors import TenureError
-from tenure_server.domain.names import NAME_PATTERN
+from tenure_server.domain.names import NAME_PATTERN, WINDOW_PATTERN
 
-Action = Callable[[Context, str, Any, Receive], Awaitable[Response]]
+# Called as action(context, *names in the path, body, receive).
+Action = Callable[..., Awaitable[Response]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,24 +58,37 @@ _LANES = {
     ("leases", "release"): _Lane("/v1/leases/{name}/release", ReleaseRequest, leases.release_lease),
     ("fences", "verify"): _Lane("/v1/fences/{resource}/verify", VerifyRequest, fences.verify_fence),
 }
+# Keyed by verb of /v1/jobs/{job}/windows/{window}/{verb}: `JobName` is NAME_PATTERN,
+# `WindowKey` WINDOW_PATTERN.
+_WINDOW_LANES = {
+    verb: _Lane(f"/v1/jobs/{{job}}/windows/{{window}}/{verb}", WindowRequest, action)
+    for verb, action in (("claim", windows.claim_window), ("complete", windows.complete_window))
+}
 # Paths without a name: the batch renew.
 _FIXED = {
     "/v1/leases/renew": _Lane("/v1/leases/renew", RenewManyRequest, leases.renew_many_leases),
 }
 _PATH = re.compile(r"/v1/(leases|fences)/([^/]+)/(acquire|renew|release|verify)")
+_WINDOW_PATH = re.compile(r"/v1/jobs/([^/]+)/windows/([^/]+)/(claim|complete)")
 _NAME = re.compile(NAME_PATTERN)
+_WINDOW = re.compile(WINDOW_PATTERN)
 
 
-def _lane(path: str) -> tuple[_Lane | None, str]:
-    """The lane for a path, and the name in it ("" for none); no lane for a name the route's
-    path parameter would refuse."""
+def _lane(path: str) -> tuple[_Lane | None, tuple[str, ...]]:
+    """The lane for a path, and the names in it; no lane for a name the route's path
+    parameters would refuse."""
     fixed = _FIXED.get(path)
     if fixed is not None:
-        return fixed, ""
+        return fixed, ()
     match = _PATH.fullmatch(path)
-    if match is None or not _NAME.fullmatch(match[2]):
-        return None, ""
-    return _LANES.get((match[1], match[3])), match[2]
+    if match is not None:
+        if not _NAME.fullmatch(match[2]):
+            return None, ()
+        return _LANES.get((match[1], match[3])), (match[2],)
+    match = _WINDOW_PATH.fullmatch(path)
+    if match is None or not _NAME.fullmatch(match[1]) or not _WINDOW.fullmatch(match[2]):
+        return None, ()
+    return _WINDOW_LANES[match[3]], (match[1], match[2])
 
 
 def _replay(messages: Sequence[Message], receive: Receive) -> Receive:
@@ -106,9 +122,10 @@ class Express:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        lane, name = None, ""
+        lane: _Lane | None = None
+        names: tuple[str, ...] = ()
         if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
-            lane, name = _lane(scope["path"])
+            lane, names = _lane(scope["path"])
         if lane is None:
             await self.app(scope, receive, send)
             return
@@ -122,7 +139,8 @@ class Express:
         scope["route"] = lane
         state: State = scope["app"].state
         try:
-            response = await lane.action(context_of(state, authorization), name, parsed, receive)
+            context = context_of(state, authorization)
+            response = await lane.action(context, *names, parsed, receive)
         except TenureError as error:
             response = domain_problem(error)
         await response(scope, receive, send)

@@ -96,12 +96,10 @@ async def renew_lease(context: Context, name: str, body: RenewRequest, _: Receiv
 async def renew_many(body: RenewManyRequest, request: Request, context: ContextDep) -> Response:
     """Renew many holdings of one holder in one statement (a process holding many leases renews
     them together). Each holding is renewed or reported lost exactly as a single renew would."""
-    return await renew_many_leases(context, "", body, request.receive)
+    return await renew_many_leases(context, body, request.receive)
 
 
-async def renew_many_leases(
-    context: Context, _: str, body: RenewManyRequest, __: Receive
-) -> Response:
+async def renew_many_leases(context: Context, body: RenewManyRequest, _: Receive) -> Response:
     holdings = [(ref.name, ref.generation) for ref in body.leases]
     names = [name for name, _ in holdings]
     context.limits.batch(names)

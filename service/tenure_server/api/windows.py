@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
+from starlette.types import Receive
 
 from tenure import _schedule as schedule
 from tenure._schedule import check_cron, check_timezone
-from tenure_server.api.dependencies import CallerDep, LimitsDep, OperationsDep, RepositoryDep
+from tenure_server.api.dependencies import (
+    CallerDep,
+    Context,
+    ContextDep,
+    LimitsDep,
+    OperationsDep,
+    RepositoryDep,
+)
 from tenure_server.api.schemas import (
     JobName,
     Resolution,
@@ -17,6 +26,7 @@ from tenure_server.api.schemas import (
     WindowOut,
     WindowPage,
     WindowRequest,
+    as_json,
     problem_responses,
 )
 from tenure_server.domain.errors import InvalidInput, WindowNotFound
@@ -32,31 +42,41 @@ def _holding(caller: Principal, action: str, job: str, body: WindowRequest) -> H
     return Holding(body.lease, body.holder, body.generation, caller.name)
 
 
-@router.post("/{window}/claim", responses=problem_responses(401, 403, 409))
+# Hot routes, as in leases.py: one dependency, no second validation of the answer, and the work
+# in a function the express lane (api/express.py) calls too.
+@router.post(
+    "/{window}/claim", response_model=WindowOut, responses=problem_responses(401, 403, 409)
+)
 async def claim(
-    job: JobName,
-    window: WindowKey,
-    body: WindowRequest,
-    caller: CallerDep,
-    operations: OperationsDep,
-) -> WindowOut:
+    job: JobName, window: WindowKey, body: WindowRequest, request: Request, context: ContextDep
+) -> Response:
     """Start (or resume, attempt + 1) this occurrence under a held lease. A completed window is
     never claimable again: 409 `window-completed` tells a late or repeated run to skip."""
-    holding = _holding(caller, "claim windows", job, body)
-    return WindowOut.of(await operations.claim(job, window, holding))
+    return await claim_window(context, job, window, body, request.receive)
 
 
-@router.post("/{window}/complete", responses=problem_responses(401, 403, 409))
+async def claim_window(
+    context: Context, job: str, window: str, body: WindowRequest, _: Receive
+) -> Response:
+    holding = _holding(context.caller, "claim windows", job, body)
+    return as_json(WindowOut.of(await context.operations.claim(job, window, holding)))
+
+
+@router.post(
+    "/{window}/complete", response_model=WindowOut, responses=problem_responses(401, 403, 409)
+)
 async def complete(
-    job: JobName,
-    window: WindowKey,
-    body: WindowRequest,
-    caller: CallerDep,
-    operations: OperationsDep,
-) -> WindowOut:
+    job: JobName, window: WindowKey, body: WindowRequest, request: Request, context: ContextDep
+) -> Response:
     """Mark the occurrence done. Repeating it with the same holding returns the original."""
-    holding = _holding(caller, "complete windows", job, body)
-    return WindowOut.of(await operations.complete(job, window, holding))
+    return await complete_window(context, job, window, body, request.receive)
+
+
+async def complete_window(
+    context: Context, job: str, window: str, body: WindowRequest, _: Receive
+) -> Response:
+    holding = _holding(context.caller, "complete windows", job, body)
+    return as_json(WindowOut.of(await context.operations.complete(job, window, holding)))
 
 
 @router.get("/{window}", responses=problem_responses(401, 403, 404))
