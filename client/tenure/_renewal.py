@@ -11,10 +11,16 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from tenure._errors import TenureError
+from tenure._errors import RateLimited, ServiceUnavailable, TenureError
 from tenure._retry import RetryPolicy
 
-__all__ = ["MIN_REQUEST_TIMEOUT", "RENEWALS_PER_TTL", "LeaseClock", "renewal_verdict"]
+__all__ = [
+    "MIN_REQUEST_TIMEOUT",
+    "RENEWALS_PER_TTL",
+    "LeaseClock",
+    "renewal_verdict",
+    "retry_after",
+]
 
 RENEWALS_PER_TTL = 3
 # Shortest timeout given to a renewal request near its deadline.
@@ -53,9 +59,12 @@ class LeaseClock:
     def next_renewal(self) -> float:
         return self.last_sent + self.interval
 
-    def retry_at(self, now: float, failures: int, policy: RetryPolicy) -> float:
-        """When to try a failed renewal again: backoff, but never less often than the interval."""
-        return now + min(policy.delay(failures), self.interval)
+    def retry_at(
+        self, now: float, failures: int, policy: RetryPolicy, retry_after: float | None = None
+    ) -> float:
+        """When to try a failed renewal again: backoff, or the service's Retry-After if longer,
+        but never less often than the interval."""
+        return now + min(max(policy.delay(failures), retry_after or 0.0), self.interval)
 
     def request_timeout(self, now: float, default: float) -> float:
         """A renewal must not outlive the deadline: past it the answer no longer counts."""
@@ -63,7 +72,15 @@ class LeaseClock:
 
 
 def renewal_verdict(error: TenureError) -> Literal["lost", "retry"]:
-    """A failed renewal: try again (no answer, or the service failed) or give up (it refused)."""
-    if error.status is None or error.status >= 500:
+    """A failed renewal: try again (no answer, the service failed, or it asked the caller to
+    slow down: a rate limit says nothing about the holding) or give up (it refused)."""
+    if error.status is None or error.status >= 500 or isinstance(error, RateLimited):
         return "retry"
     return "lost"
+
+
+def retry_after(error: TenureError) -> float | None:
+    """The seconds the service asked a failed renewal to wait, if it said."""
+    if isinstance(error, (RateLimited, ServiceUnavailable)):
+        return error.retry_after
+    return None

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from tenure import _protocol as P
 from tenure._errors import LeaseLost, TenureError, TransportError
 from tenure._models import Renewals
-from tenure._renewal import renewal_verdict
+from tenure._renewal import renewal_verdict, retry_after
 from tenure._retry import NO_RETRY
 
 if TYPE_CHECKING:
@@ -141,12 +141,12 @@ class _Schedule(Generic[H]):
     def failed(self, batch: Batch[H], error: TenureError, now: float) -> list[H]:
         """A batch that got no answer, or a refusal: retry each holding at its pace, or lose it.
         The handles it ended."""
-        ended = []
+        ended, asked = [], retry_after(error)
         for entry in batch:
             if entry.handle._renewal_failed(error):
                 entry.failures += 1
                 clock, retry = entry.handle._clock, self._client.retry
-                entry.wake_at = clock.retry_at(now, entry.failures, retry)
+                entry.wake_at = clock.retry_at(now, entry.failures, retry, asked)
             else:
                 ended.append(entry.handle)
         if len(ended) < len(batch):  # one line for the batch, not one per lease

@@ -12,6 +12,7 @@ from tenure import (
     InvalidRequest,
     LeaseHeld,
     LeaseLost,
+    RateLimited,
     RetryPolicy,
     ServiceUnavailable,
     TenureError,
@@ -154,13 +155,26 @@ def test_lease_clock_refuses_nonsense(ttl: float, every: float | None) -> None:
         (TransportError("timeout"), "retry"),
         (ServiceUnavailable("db down"), "retry"),
         (TenureError("internal", status=500), "retry"),
+        (RateLimited("slow down", retry_after=0.3), "retry"),
         (LeaseLost("taken over", generation=2), "lost"),
         (InvalidRequest("bad"), "lost"),
     ],
 )
 def test_renewal_verdict(error: TenureError, verdict: str) -> None:
-    """A renewal without answer is retried until the deadline; a refusal means the lease is lost."""
+    """A renewal without answer, or refused for the caller's rate, is retried until the
+    deadline; a refusal of the holding means the lease is lost."""
     assert renewal_verdict(error) == verdict
+
+
+def test_a_failed_renewal_waits_the_retry_after_within_the_interval() -> None:
+    """The service's Retry-After lengthens the backoff, but a retry still comes within the
+    renewal interval."""
+    clock = LeaseClock(ttl=3.0)
+    clock.acquired(sent_at=0.0)
+    quick = RetryPolicy(backoff=0.01, max_backoff=0.01)
+    assert clock.retry_at(1.0, 1, quick, retry_after=0.5) == pytest.approx(1.5)
+    assert clock.retry_at(1.0, 1, quick, retry_after=30.0) == pytest.approx(2.0)
+    assert clock.retry_at(1.0, 1, quick, retry_after=None) <= 1.01
 
 
 def test_child_exit_code_follows_the_shell() -> None:

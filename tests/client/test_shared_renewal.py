@@ -1,6 +1,6 @@
 """The handles of one client share one renewal loop: the renewals due together go in one batch
-request, each handle still gets its own verdict, and a batch the service refuses as a whole is
-renewed one holding at a time."""
+request, each handle still gets its own verdict, a batch the service refuses as a whole is
+renewed one holding at a time, and a rate limit slows renewals down without ending holdings."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import AsyncExitStack, ExitStack
 
+import asyncpg
 import httpx
 import pytest
 
@@ -159,3 +160,44 @@ def test_a_batch_refused_as_a_whole_is_renewed_one_holding_at_a_time(
     renewed = [names for names, status in recording.renewals if status == 200]
     assert renewed
     assert all(len(names) == 1 for names in renewed)
+
+
+@pytest.fixture
+def rate_limited(database_url: str) -> Iterator[LiveService]:
+    """A service that lets each principal send 3 requests a second (after a burst of 3)."""
+    live = LiveService(
+        Settings(database_url=database_url, rate_limit_per_second=3, rate_limit_burst=3)
+    )
+    live.start()
+    yield live
+    live.stop()
+
+
+@pytest.mark.slow
+def test_a_rate_limited_renewal_is_retried_not_taken_for_a_lost_lease(
+    rate_limited: LiveService, database_url: str
+) -> None:
+    """Renewals sent faster than the principal's rate are refused 429; the handle retries them
+    (after the Retry-After, within its interval) and keeps its lease, renewed all along."""
+    recording = Recording()
+    with (
+        Tenure(rate_limited.url, transport=recording) as client,
+        client.lease("job", 1.0, renew_every=0.1) as handle,
+    ):
+        time.sleep(2.0)  # twice the TTL: held only if renewals got through
+        handle.check()
+    statuses = [status for _, status in recording.renewals]
+    assert 429 in statuses
+    assert 200 in statuses
+    assert asyncio.run(_generation(database_url, "job")) == handle.generation
+
+
+async def _generation(database_url: str, name: str) -> int:
+    connection = await asyncpg.connect(database_url)
+    try:
+        generation: int = await connection.fetchval(
+            "SELECT generation FROM leases WHERE name = $1", name
+        )
+        return generation
+    finally:
+        await connection.close()
