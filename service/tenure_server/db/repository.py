@@ -6,9 +6,9 @@ class, into `StorageUnavailable`; every other failure is a bug and propagates.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -39,7 +39,8 @@ Record = asyncpg.Record
 
 @dataclass(frozen=True, slots=True)
 class Acquire:
-    """One acquire request, as acquire_lease takes it."""
+    """One acquire request, as acquire_lease takes it: fields in its $n order, as
+    acquire_leases takes their arrays."""
 
     name: str
     holder: str
@@ -49,7 +50,8 @@ class Acquire:
 
 @dataclass(frozen=True, slots=True)
 class Renew:
-    """One renew request, as renew_lease takes it."""
+    """One renew request, as renew_lease takes it: fields in its $n order, as renew_coalesced
+    takes their arrays."""
 
     name: str
     holder: str
@@ -60,7 +62,8 @@ class Renew:
 
 @dataclass(frozen=True, slots=True)
 class Release:
-    """One release request, as release_lease takes it."""
+    """One release request, as release_lease takes it: fields in its $n order, as
+    release_coalesced takes their arrays."""
 
     name: str
     holder: str
@@ -71,6 +74,13 @@ class Release:
 
 # The lease, and the event when the acquire began a new holding (None: it extended one).
 Acquired = tuple[Lease, LeaseEvent | None]
+
+
+def _columns(requests: Sequence[Acquire | Renew | Release]) -> list[list[Any]]:
+    """Coalesced requests as the arrays their statement takes: one per field, in field order,
+    which is the statement's $n order."""
+    names = [field.name for field in fields(requests[0])]
+    return [[getattr(request, name) for request in requests] for name in names]
 
 
 class Repository:
@@ -130,13 +140,7 @@ class Repository:
     async def acquire_leases(self, wanted: list[Acquire]) -> dict[str, Acquired]:
         """Acquires of distinct names in one statement: what each acquired name got. A name left
         out was refused or skipped (its row was locked); acquire_lease decides it."""
-        rows = await self._fetch(
-            "acquire_leases",
-            [acquire.name for acquire in wanted],
-            [acquire.holder for acquire in wanted],
-            [acquire.ttl for acquire in wanted],
-            [acquire.principal for acquire in wanted],
-        )
+        rows = await self._fetch("acquire_leases", *_columns(wanted))
         return {row["name"]: _acquired(row) for row in rows}
 
     async def renew_lease(
@@ -147,14 +151,7 @@ class Repository:
     async def renew_coalesced(self, renews: list[Renew]) -> dict[str, Lease]:
         """Renews of distinct names that arrived together, in one statement: the leases it
         renewed, by name. A name it left out was refused or its row was locked."""
-        rows = await self._fetch(
-            "renew_coalesced",
-            [renew.name for renew in renews],
-            [renew.holder for renew in renews],
-            [renew.generation for renew in renews],
-            [renew.ttl for renew in renews],
-            [renew.principal for renew in renews],
-        )
+        rows = await self._fetch("renew_coalesced", *_columns(renews))
         return {lease.name: lease for lease in _leases(rows)}
 
     async def renew_leases(
@@ -185,14 +182,7 @@ class Repository:
     async def release_coalesced(self, releases: list[Release]) -> dict[str, Lease]:
         """Releases of distinct names that arrived together, in one statement: the leases it
         released, by name. A name it left out was refused or its row was locked."""
-        rows = await self._fetch(
-            "release_coalesced",
-            [release.name for release in releases],
-            [release.holder for release in releases],
-            [release.generation for release in releases],
-            [release.principal for release in releases],
-            [release.grant for release in releases],
-        )
+        rows = await self._fetch("release_coalesced", *_columns(releases))
         return {lease.name: lease for lease in _leases(rows)}
 
     async def await_lease(self, name: str, seconds: float) -> None:
