@@ -75,6 +75,8 @@ def body(*chunks: bytes) -> list[Message]:
         post("/v1/jobs/close-day/windows/" + "1" * 101 + "/complete"),
         post("/v1/jobs/close-day/windows/2026-09-25/resume"),
         post("/v1/jobs/close-day/windows/2026-09-25/x/claim"),
+        post("/v1/jobs/close-day/windows/./claim"),
+        post("/v1/jobs/close-day/windows/../complete"),
     ],
     ids=[
         "bad-name",
@@ -92,6 +94,8 @@ def body(*chunks: bytes) -> list[Message]:
         "long-window-key",
         "unknown-window-verb",
         "window-path-extended",
+        "dot-window-key",
+        "dot-dot-window-key",
     ],
 )
 async def test_requests_outside_the_lane_go_to_fastapi_unread(scope: Scope) -> None:

@@ -35,7 +35,7 @@ from tenure_server.api.schemas import (
     WindowRequest,
 )
 from tenure_server.domain.errors import TenureError
-from tenure_server.domain.names import NAME_PATTERN, WINDOW_PATTERN
+from tenure_server.domain.names import NAME_PATTERN, WINDOW_PATTERN, check_window_key
 
 # Called as action(context, *names in the path, body, receive).
 Action = Callable[..., Awaitable[Response]]
@@ -86,9 +86,18 @@ def _lane(path: str) -> tuple[_Lane | None, tuple[str, ...]]:
             return None, ()
         return _LANES.get((match[1], match[3])), (match[2],)
     match = _WINDOW_PATH.fullmatch(path)
-    if match is None or not _NAME.fullmatch(match[1]) or not _WINDOW.fullmatch(match[2]):
+    if match is None or not _NAME.fullmatch(match[1]) or not _window_key(match[2]):
         return None, ()
     return _WINDOW_LANES[match[3]], (match[1], match[2])
+
+
+def _window_key(key: str) -> bool:
+    """Whether the route's `WindowKey` path parameter accepts `key`."""
+    try:
+        check_window_key(key)
+    except ValueError:
+        return False
+    return _WINDOW.fullmatch(key) is not None
 
 
 def _replay(messages: Sequence[Message], receive: Receive) -> Receive:
