@@ -41,7 +41,7 @@ def test_acquire_refusal_names_the_holder_or_asks_to_retry() -> None:
     assert refusal.holder == "a"
     assert acquire_refusal("l", "a", "p", LEASE) is None
     assert isinstance(acquire_refusal("l", "a", "intruder", LEASE), errors.LeaseHeld)
-    assert acquire_refusal("l", "b", "p", replace(LEASE, held=False)) is None
+    assert acquire_refusal("l", "b", "p", LEASE._replace(held=False)) is None
     assert acquire_refusal("l", "b", "p", None) is None
 
 
@@ -59,7 +59,7 @@ def test_release_outcome() -> None:
     assert isinstance(release_outcome("l", "a", 2, "p", LEASE), errors.LeaseLost)
     assert isinstance(release_outcome("l", "b", 3, "p", LEASE), errors.LeaseLost)
     assert isinstance(release_outcome("l", "a", 3, "x", LEASE), errors.HoldingOfAnotherPrincipal)
-    released = replace(LEASE, released_at=T, held=False)
+    released = LEASE._replace(released_at=T, held=False)
     assert release_outcome("l", "a", 3, "p", released) == released
     assert release_outcome("l", "a", 3, "p", LEASE) is None
 

@@ -272,7 +272,7 @@ def _holding(holding: Holding) -> tuple[str, str, int, str | None]:
 
 # The statements that answer leases select Lease's fields in its order: rows are read by
 # position, a third of the cost of building keyword arguments (a batch renew reads hundreds).
-_LEASE_COLUMNS = tuple(Lease.__dataclass_fields__)
+_LEASE_COLUMNS = Lease._fields
 
 
 def _leases(rows: list[Record]) -> list[Lease]:
