@@ -20,6 +20,7 @@ from tenure_server import logs
 from tenure_server.api.app import create_app, database_url
 from tenure_server.db.admin import bump_generations
 from tenure_server.db.migrate import migrate
+from tenure_server.protocol import RoundHttpToolsProtocol
 from tenure_server.settings import Settings
 from tenure_server.telemetry import MULTIPROCESS_ENV
 
@@ -76,28 +77,24 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
             else "TENURE_ALLOW_UNAUTHENTICATED_REMOTE lets anyone who can reach it act as admin",
         )
     _log.info("Tenure listening on http://%s:%d (docs at /docs)", settings.host, settings.port)
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "http": RoundHttpToolsProtocol,
+        # Our handler formats uvicorn's lines too; request lines come from RequestEdge.
+        "log_config": None,
+        "access_log": False,
+    }
     if settings.workers == 1:
-        uvicorn.run(
-            create_app(settings),
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            # Our handler formats uvicorn's lines too; request lines come from RequestEdge.
-            log_config=None,
-            access_log=False,
-        )
+        uvicorn.run(create_app(settings), **options)
     else:
         _share_metrics_between_workers()
         uvicorn.run(
             "tenure_server.cli:app_from_environment",
             factory=True,
-            host=settings.host,
-            port=settings.port,
             workers=settings.workers,
-            log_level=settings.log_level,
-            # Our handler formats uvicorn's lines too; request lines come from RequestEdge.
-            log_config=None,
-            access_log=False,
+            **options,
         )
 
 

@@ -21,6 +21,7 @@ import uvicorn
 
 from tenure import Tenure
 from tenure_server.api.app import create_app
+from tenure_server.protocol import RoundHttpToolsProtocol
 from tenure_server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +31,8 @@ STARTUP_TIMEOUT = 15.0
 
 
 class LiveService:
-    """`create_app(settings)` served by uvicorn in a thread with its own event loop."""
+    """`create_app(settings)` served by uvicorn in a thread with its own event loop, over the
+    HTTP protocol `tenure serve` uses."""
 
     def __init__(self, settings: Settings) -> None:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -39,7 +41,12 @@ class LiveService:
         self.port: int = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            create_app(settings), loop="asyncio", ws="none", log_level="warning", lifespan="on"
+            create_app(settings),
+            loop="asyncio",
+            http=RoundHttpToolsProtocol,
+            ws="none",
+            log_level="warning",
+            lifespan="on",
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
