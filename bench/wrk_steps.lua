@@ -9,6 +9,8 @@
 -- overlap freely).
 -- wrk asks for a connection's next request after its answer, so an answered first step queues
 -- its second, which the next request takes: each connection keeps one request in flight.
+-- wrk may also call request() for a request it never sends (65 calls for 64 connections at the
+-- start); an operation begun or continued there is never counted, which can only lower a figure.
 -- done() prints one JSON line; ops and latencies count whole operations.
 local ffi = require("ffi")
 ffi.cdef([[
