@@ -76,7 +76,10 @@ class Database:
         # listing made before would go on answering (a pool growing under the test's load).
         os.kill(running.pid, signum)
         for pid in _children(running.pid):
-            os.kill(pid, signum)
+            # A child may end between the listing and its signal (on SIGCONT, the postmaster
+            # runs again and reaps backends that exited): it needs none.
+            with suppress(ProcessLookupError):
+                os.kill(pid, signum)
 
     def interrupt(self, mode: str) -> None:
         if mode == "frozen":
