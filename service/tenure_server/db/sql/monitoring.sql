@@ -121,16 +121,33 @@ SELECT 'open:' || kind, count(*) FROM alerts WHERE resolved_at IS NULL GROUP BY 
 -- name: monitored_leases
 -- $1 limit. Leases, held ones first and oldest holding first (stuck candidates lead), then the
 -- rest by name; with the smallest max_runtime_seconds of the live jobs running under each. A read.
+-- Held leases come through leases_by_expiry_bin (migration 0006), the rest through the primary
+-- key, read only as far as the limit leaves room: never the whole table, which keeps every name
+-- ever used. now() is the statement's, so both parts split the leases at the same instant.
+WITH held AS (
+    SELECT name, holder, generation, acquired_at, expires_at
+      FROM leases
+     WHERE expiry_bin >= tenure_expiry_bin(now()) AND expires_at > now()
+     ORDER BY acquired_at, name
+     LIMIT $1
+), listed AS (
+    SELECT * FROM held
+    UNION ALL
+    (SELECT name, holder, generation, acquired_at, expires_at
+       FROM leases
+      WHERE expires_at <= now()
+      ORDER BY name
+      LIMIT greatest(0, $1 - (SELECT count(*) FROM held)))
+)
 SELECT l.name, l.holder, l.generation, l.acquired_at, l.expires_at,
        l.expires_at > now() AS held,
        greatest(0, extract(epoch FROM l.expires_at - now()))::float8 AS expires_in_seconds,
        (SELECT min(j.max_runtime_seconds) FROM jobs AS j
          WHERE j.lease = l.name AND j.deleted_at IS NULL) AS max_runtime_seconds
-  FROM leases AS l
+  FROM listed AS l
  ORDER BY l.expires_at > now() DESC,
           CASE WHEN l.expires_at > now() THEN l.acquired_at END,
-          l.name
- LIMIT $1;
+          l.name;
 
 -- name: lease_events
 -- $1 lease, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the
