@@ -115,7 +115,8 @@ async def test_a_holder_string_cannot_be_borrowed_by_another_principal(
     secured: httpx.AsyncClient,
 ) -> None:
     """Renew, release, claim and complete by another principal are refused (403) even with the
-    right holder and generation; an acquire with the same holder string is lease-held."""
+    right holder and generation, and a batch renew reports the holding lost; an acquire with the
+    same holder string is lease-held."""
     lease = "/v1/leases/billing.job"
     taken = await secured.post(
         f"{lease}/acquire",
@@ -135,6 +136,11 @@ async def test_a_holder_string_cannot_be_borrowed_by_another_principal(
         403,
         "holding-of-another-principal",
     )
+    batch = {"holder": "h", "ttl_seconds": 30, "leases": [{"name": "billing.job", "generation": 1}]}
+    theirs = (await secured.post("/v1/leases/renew", json=batch, headers=admin)).json()
+    assert (theirs["renewed"], theirs["lost"]) == ([], batch["leases"])
+    own = await secured.post("/v1/leases/renew", json=batch, headers=bearer("billing-client"))
+    assert [lease["name"] for lease in own.json()["renewed"]] == ["billing.job"], own.text
     window = "/v1/jobs/billing.job/windows/w1"
     body = {**HOLDING, "lease": "billing.job"}
     problem(
