@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 
+import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -42,6 +43,14 @@ async def database_url(server_url: str, template_database: str) -> AsyncIterator
     url = await postgres.create_database(server_url, name, template=template_database)
     yield url
     await postgres.drop_database(server_url, name)
+
+
+@pytest.fixture
+async def connection(database_url: str) -> AsyncIterator[asyncpg.Connection[asyncpg.Record]]:
+    """A plain connection to this test's database, for statements run as the service runs them."""
+    connection = await asyncpg.connect(database_url)
+    yield connection
+    await connection.close()
 
 
 @pytest.fixture

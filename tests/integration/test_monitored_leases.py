@@ -5,10 +5,8 @@ held ones first, oldest holding first, then the rest by name, up to the limit.""
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 
 import asyncpg
-import pytest
 
 from tenure_server.db.monitoring import MonitoringRepository
 
@@ -39,13 +37,6 @@ SELECT n, 'h', 1, 30, now() + make_interval(secs => a), now(), now() + make_inte
 async def listed(connection: asyncpg.Connection[asyncpg.Record], limit: int) -> list[str]:
     rows = await connection.fetch(MonitoringRepository.QUERIES["monitored_leases"], limit)
     return [row["name"] for row in rows]
-
-
-@pytest.fixture
-async def connection(database_url: str) -> AsyncIterator[asyncpg.Connection[asyncpg.Record]]:
-    connection = await asyncpg.connect(database_url)
-    yield connection
-    await connection.close()
 
 
 async def leases(

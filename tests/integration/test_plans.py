@@ -6,33 +6,24 @@ the first five executions of a prepared statement with the values of their param
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 import asyncpg
-import pytest
 
 from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.queries import QUERIES
+from tests.integration.test_monitored_leases import leases
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record]"
 
-# `{prefix}{n}` for n < count, held by "bench" for an hour, or expired a day ago.
-FILL = """
-INSERT INTO leases (name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-                    acquired_xact)
-SELECT $1 || n, 'bench', 1, 60, now() - interval '2 days', now(),
-       now() + CASE WHEN $3 THEN interval '1 hour' ELSE interval '-1 day' END,
-       pg_current_xact_id()
-  FROM generate_series(0, $2::int - 1) AS n
-"""
+DAY = 86_400.0
 
 
-@pytest.fixture
-async def connection(database_url: str) -> AsyncIterator[Connection]:
-    connection = await asyncpg.connect(database_url)
-    yield connection
-    await connection.close()
+async def fill(connection: Connection, prefix: str, count: int, *, held: bool) -> None:
+    """`{prefix}{n}` for n < count, acquired two days ago, held for an hour or expired a day ago."""
+    expiry = 3_600.0 if held else -DAY
+    await leases(connection, *((f"{prefix}{n}", -2 * DAY, expiry) for n in range(count)))
 
 
 def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -60,8 +51,8 @@ def leases_read(plan: list[dict[str, Any]]) -> int:
 async def test_the_monitor_reads_held_leases_and_only_as_many_others_as_it_lists(
     connection: Connection,
 ) -> None:
-    await connection.execute(FILL, "gone-", 20_000, False)
-    await connection.execute(FILL, "held-", 50, True)
+    await fill(connection, "gone-", 20_000, held=False)
+    await fill(connection, "held-", 50, held=True)
     await connection.execute("ANALYZE leases")
     plan = await analyzed(connection, MonitoringRepository.QUERIES["monitored_leases"], 100)
     assert leases_read(plan) <= 200
@@ -74,12 +65,12 @@ async def test_a_batch_renew_never_compares_every_lease_with_every_lease_of_the_
     such a table `principal IS NOT DISTINCT FROM NULL` was estimated at one row, and the
     first executions joined the batch to a sequential scan in a nested loop: 640,000
     comparisons for 100 leases among 6,400 (220 ms, against 4 ms)."""
-    await connection.execute(FILL, "rb-", 6_400, True)
+    await fill(connection, "rb-", 6_400, held=True)
     await connection.execute("ANALYZE leases")
     names = [f"rb-{n}" for n in range(0, 6_400, 64)]
     for _ in range(3):
         plan = await analyzed(
-            connection, QUERIES["renew_leases"], names, [1] * len(names), "bench", 60.0, None
+            connection, QUERIES["renew_leases"], names, [1] * len(names), "h", 60.0, None
         )
         compared = sum(
             node.get("Rows Removed by Join Filter", 0) * node["Actual Loops"] for node in plan
