@@ -70,6 +70,7 @@ from tenure._models import (
     DEFAULT_DEADLINE,
     Alert,
     Fence,
+    FenceRefusal,
     Job,
     JobSpec,
     JobStatus,
@@ -79,6 +80,7 @@ from tenure._models import (
     Overview,
     Page,
     Renewals,
+    Verifications,
     Window,
 )
 from tenure._propagation import (
@@ -117,6 +119,7 @@ __all__ = [
     "AsyncTenure",
     "Fence",
     "FenceLeaseMismatch",
+    "FenceRefusal",
     "FenceStore",
     "FenceStoreUnavailable",
     "FencedByAnotherLease",
@@ -164,6 +167,7 @@ __all__ = [
     "UnexpectedResponse",
     "UnknownFencingGeneration",
     "UnknownGeneration",
+    "Verifications",
     "Window",
     "WindowCompleted",
     "WindowLeaseMismatch",

@@ -37,7 +37,17 @@ from tenure._config import (
 )
 from tenure._errors import LeaseHeld, TenureError, TransportError
 from tenure._lease import AsyncLeaseHandle, LeaseHandle, LostCallback
-from tenure._models import Fence, Job, JobSpec, Lease, Overview, Page, Renewals, Window
+from tenure._models import (
+    Fence,
+    Job,
+    JobSpec,
+    Lease,
+    Overview,
+    Page,
+    Renewals,
+    Verifications,
+    Window,
+)
 from tenure._renewer import AsyncRenewer, Renewer
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
 
@@ -318,6 +328,15 @@ class Tenure(_Config):
         name, number = P.holding_of(lease, generation)
         return self._call(P.verify_fence(resource, name, number))
 
+    def verify_fences(
+        self, resources: Iterable[str], lease: Holding | str, generation: int | None = None
+    ) -> Verifications:
+        """`verify_fence` on many resources in one request: each accepted, or refused with the
+        error a single verify would raise (`Verifications.refused`); raises only for the whole
+        request (each resource may appear once, at most the service's batch size)."""
+        name, number = P.holding_of(lease, generation)
+        return self._call(P.verify_fences(list(resources), name, number))
+
     # Jobs and the overview --------------------------------------------------------------------
 
     def put_job(self, job: str, spec: JobSpec) -> Job:
@@ -529,6 +548,12 @@ class AsyncTenure(_Config):
     ) -> Fence:
         name, number = P.holding_of(lease, generation)
         return await self._call(P.verify_fence(resource, name, number))
+
+    async def verify_fences(
+        self, resources: Iterable[str], lease: Holding | str, generation: int | None = None
+    ) -> Verifications:
+        name, number = P.holding_of(lease, generation)
+        return await self._call(P.verify_fences(list(resources), name, number))
 
     # Jobs and the overview --------------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from tenure._errors import TenureError
+
 if TYPE_CHECKING:
     from tenure._schedule import KeyFormat
 
@@ -20,6 +22,7 @@ __all__ = [
     "DEFAULT_DEADLINE",
     "Alert",
     "Fence",
+    "FenceRefusal",
     "Job",
     "JobSpec",
     "JobStatus",
@@ -29,6 +32,7 @@ __all__ = [
     "Overview",
     "Page",
     "Renewals",
+    "Verifications",
     "Window",
 ]
 
@@ -166,6 +170,47 @@ class Page(Generic[T]):
         if cursor is not None and not isinstance(cursor, str):
             raise ValueError(f"field 'next_cursor' is not a string: {cursor!r}")
         return cls(items=tuple(item(_mapping(entry)) for entry in items), next_cursor=cursor)
+
+
+@dataclass(frozen=True, slots=True)
+class FenceRefusal:
+    """A verify a fence refused: do not write to `resource` with this generation. `error` is
+    what a single verify would have raised (`StaleGeneration`, `FenceLeaseMismatch` or
+    `UnknownGeneration`)."""
+
+    resource: str
+    lease: str
+    generation: int
+    error: TenureError
+
+
+@dataclass(frozen=True, slots=True)
+class Verifications:
+    """What a batch verify did: the fences that accepted the generation, and the refusals."""
+
+    accepted: tuple[Fence, ...]
+    refused: tuple[FenceRefusal, ...]
+
+    @classmethod
+    def from_json(
+        cls, data: Mapping[str, Any], error: Callable[[Mapping[str, Any]], TenureError]
+    ) -> Verifications:
+        """`error` makes the exception of a refusal's problem (the protocol layer's decoder)."""
+        refused = [_mapping(entry) for entry in _field(data, "refused", list)]
+        return cls(
+            accepted=tuple(
+                Fence.from_json(_mapping(entry)) for entry in _field(data, "accepted", list)
+            ),
+            refused=tuple(
+                FenceRefusal(
+                    resource=_field(entry, "resource", str),
+                    lease=_field(entry, "lease", str),
+                    generation=_field(entry, "generation", int),
+                    error=error(_mapping(_field(entry, "problem", dict))),
+                )
+                for entry in refused
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True)

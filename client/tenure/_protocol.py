@@ -40,7 +40,17 @@ from tenure._errors import (
     WindowNotClaimed,
     WindowNotFound,
 )
-from tenure._models import Fence, Job, JobSpec, Lease, Overview, Page, Renewals, Window
+from tenure._models import (
+    Fence,
+    Job,
+    JobSpec,
+    Lease,
+    Overview,
+    Page,
+    Renewals,
+    Verifications,
+    Window,
+)
 
 __all__ = [
     "PROBLEM_PREFIX",
@@ -67,6 +77,7 @@ __all__ = [
     "renew_many",
     "retry_after",
     "verify_fence",
+    "verify_fences",
 ]
 
 T = TypeVar("T")
@@ -215,6 +226,23 @@ def verify_fence(resource: str, lease: str, generation: int) -> Request[Fence]:
     return Request("POST", path, Fence.from_json, body)
 
 
+def verify_fences(resources: list[str], lease: str, generation: int) -> Request[Verifications]:
+    fences = [{"resource": r, "lease": lease, "generation": generation} for r in resources]
+    return Request("POST", "/v1/fences/verify", _verifications, {"fences": fences})
+
+
+def _verifications(data: Body) -> Verifications:
+    return Verifications.from_json(data, _refusal)
+
+
+def _refusal(problem: Body) -> TenureError:
+    """The exception of a refusal inside a 200 answer, as if it had been a single answer."""
+    status = problem.get("status")
+    if not isinstance(status, int) or not isinstance(problem.get("type"), str):
+        raise ValueError(f"malformed problem {problem!r}")
+    return _problem_error(status, dict(problem), {})
+
+
 def _job_path(job: str) -> str:
     return f"/v1/jobs/{_segment(job, 'job name')}"
 
@@ -279,9 +307,14 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 def error_from_response(status: int, headers: Mapping[str, str], content: bytes) -> TenureError:
     """The exception for a non-2xx answer, from its RFC 9457 problem when it has one."""
     body = _json_object(content)
-    kind = body.get("type") if body is not None else None
-    if body is None or not isinstance(kind, str):
+    if body is None or not isinstance(body.get("type"), str):
         return _plain_error(status, headers, content)
+    return _problem_error(status, body, headers)
+
+
+def _problem_error(status: int, body: dict[str, Any], headers: Mapping[str, str]) -> TenureError:
+    """The exception a problem's `type` names (`type` is a string)."""
+    kind: str = body["type"]
     detail = body.get("detail")
     detail = detail if isinstance(detail, str) else f"HTTP {status}: {kind}"
     decoder = _PROBLEMS.get(kind.removeprefix(PROBLEM_PREFIX)) if _is_ours(kind) else None

@@ -64,7 +64,10 @@ class Settings(BaseSettings):
     )
     max_body_bytes: int = Field(default=262144, ge=1024, description="Largest request body.")
     max_batch_size: int = Field(
-        default=1000, ge=1, le=10000, description="Most holdings in one batch renew."
+        default=1000,
+        ge=1,
+        le=10000,
+        description="Most holdings in one batch renew, verifies in one batch verify.",
     )
     coalesce_max_batch: int = Field(
         default=64,

@@ -55,6 +55,9 @@ async def test_grants_renewals_fences_and_releases_answer_alike(api: httpx.Async
     batch = '{"holder": "a", "ttl_seconds": 30, "leases": [{"name": "job", "generation": 1}]}'
     renewed = alike(await both(api, "/v1/leases/renew", batch))
     assert [lease["generation"] for lease in renewed["renewed"]] == [1]
+    fences = '{"fences": [{"resource": "store", "lease": "job", "generation": 1}]}'
+    verified = alike(await both(api, "/v1/fences/verify", fences))
+    assert [fence["highest"] for fence in verified["accepted"]] == [1]
     release = '{"holder": "a", "generation": 1}'
     assert alike(await both(api, "/v1/leases/job/release", release))["held"] is False
 
@@ -78,6 +81,9 @@ async def test_refusals_answer_alike(api: httpx.AsyncClient) -> None:
     duplicated = '{"holder": "a", "ttl_seconds": 30, "leases": [{"name": "job", "generation": 1},'
     duplicated += ' {"name": "job", "generation": 1}]}'
     assert alike(await both(api, "/v1/leases/renew", duplicated))["status"] == 422
+    forged = '{"fences": [{"resource": "store", "lease": "job", "generation": 7}]}'
+    (refused,) = alike(await both(api, "/v1/fences/verify", forged))["refused"]
+    assert refused["problem"]["type"] == "/problems/unknown-generation"
     invalid = alike(await both(api, "/v1/leases/job/acquire", '{"holder": ""}'))
     assert invalid["type"] == "/problems/validation-error"
 

@@ -31,6 +31,12 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("GET", "/v1/jobs/{ns}job/windows/w1", None, "reader"),
     ("GET", "/v1/jobs/{ns}job/windows", None, "reader"),
     ("POST", "/v1/fences/{ns}res/verify", {"lease": "{ns}job", "generation": 1}, "client"),
+    (
+        "POST",
+        "/v1/fences/verify",
+        {"fences": [{"resource": "{ns}res", "lease": "{ns}job", "generation": 1}]},
+        "client",
+    ),
     ("POST", "/v1/windows/resolve", {"cron": "* * * * *", "timezone": "UTC"}, "reader"),
 ]
 RANK = {"reader": 0, "client": 1, "admin": 2}

@@ -88,6 +88,33 @@ async def test_async_renew_many(service_url: str) -> None:
         assert renewals.lost == ()
 
 
+def test_verify_fences_accepts_per_resource_and_refuses_with_the_single_verify_error(
+    client: Tenure, service_url: str
+) -> None:
+    """One request verifies a holding's generation on many resources; each refusal carries the
+    exception a single verify would raise."""
+    first = client.acquire("job", 30)
+    client.release(first)
+    second = client.acquire("job", 30)
+    client.verify_fence("ledger", second)
+    verdicts = client.verify_fences(["ledger", "orders", "stock"], "job", first.generation)
+    assert [fence.resource for fence in verdicts.accepted] == ["orders", "stock"]
+    (refusal,) = verdicts.refused
+    assert (refusal.resource, refusal.lease, refusal.generation) == ("ledger", "job", 1)
+    assert isinstance(refusal.error, StaleGeneration)
+    assert refusal.error.highest == second.generation
+
+
+async def test_async_verify_fences(service_url: str) -> None:
+    async with AsyncTenure(service_url) as client:
+        lease = await client.acquire("job", 30)
+        verdicts = await client.verify_fences(["a", "b"], lease)
+        assert [fence.highest for fence in verdicts.accepted] == [1, 1]
+        (forged,) = (await client.verify_fences(["c"], "job", 5)).refused
+        assert isinstance(forged.error, UnknownGeneration)
+        assert forged.error.current_generation == 1
+
+
 def test_service_refusals_raise_their_exceptions(client: Tenure, service_url: str) -> None:
     """409/404/422 answers arrive as LeaseHeld, LeaseLost, WindowCompleted, StaleGeneration…"""
     first = client.acquire("job", 30)

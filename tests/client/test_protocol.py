@@ -248,6 +248,28 @@ def test_requests_for_each_operation() -> None:
     assert P.verify_fence("db", "l", 4).path == "/v1/fences/db/verify"
 
 
+def test_a_batch_verify_decodes_each_refusal_as_its_single_answer() -> None:
+    """Each refused entry's problem becomes the exception a single verify would raise; an entry
+    whose problem is not a problem makes the whole answer unreadable."""
+    request = P.verify_fences(["a", "b"], "job", 2)
+    assert request.path == "/v1/fences/verify"
+    assert request.json == {
+        "fences": [
+            {"resource": "a", "lease": "job", "generation": 2},
+            {"resource": "b", "lease": "job", "generation": 2},
+        ]
+    }
+    stale = {"type": "/problems/stale-generation", "title": "t", "status": 409, "detail": "d"}
+    refused = {"resource": "b", "lease": "job", "generation": 2, "problem": stale | {"highest": 3}}
+    body = {"accepted": [], "refused": [refused]}
+    (refusal,) = P.decode_response(request, 200, {}, json.dumps(body).encode()).refused
+    assert isinstance(refusal.error, StaleGeneration)
+    assert (refusal.resource, refusal.error.highest, refusal.error.status) == ("b", 3, 409)
+    refused["problem"] = {"type": "/problems/stale-generation", "detail": "no status"}
+    with pytest.raises(UnexpectedResponse):
+        P.decode_response(request, 200, {}, json.dumps(body).encode())
+
+
 def test_names_cannot_change_the_route() -> None:
     """A name with "/" is quoted into one path segment; "." and ".." are refused."""
     assert P.get_lease("a/../b").path == "/v1/leases/a%2F..%2Fb"

@@ -1,6 +1,6 @@
 """The express lane: a pure ASGI layer that answers the common case of the hot routes (acquire,
-renew, batch renew, release, verify fence, claim and complete a window) without FastAPI's
-per-request work.
+renew, batch renew, release, verify fence, batch verify, claim and complete a window) without
+FastAPI's per-request work.
 
 FastAPI spends more CPU matching routes, resolving dependencies, parsing and re-validating than
 an acquire spends in asyncpg and PostgreSQL together (bench/README.md). This layer matches the
@@ -31,6 +31,7 @@ from tenure_server.api.schemas import (
     ReleaseRequest,
     RenewManyRequest,
     RenewRequest,
+    VerifyManyRequest,
     VerifyRequest,
     WindowRequest,
 )
@@ -64,9 +65,10 @@ _WINDOW_LANES = {
     verb: _Lane(f"/v1/jobs/{{job}}/windows/{{window}}/{verb}", WindowRequest, action)
     for verb, action in (("claim", windows.claim_window), ("complete", windows.complete_window))
 }
-# Paths without a name: the batch renew.
+# Paths without a name: the batch renew and the batch verify.
 _FIXED = {
     "/v1/leases/renew": _Lane("/v1/leases/renew", RenewManyRequest, leases.renew_many_leases),
+    "/v1/fences/verify": _Lane("/v1/fences/verify", VerifyManyRequest, fences.verify_many_fences),
 }
 _PATH = re.compile(r"/v1/(leases|fences)/([^/]+)/(acquire|renew|release|verify)")
 _WINDOW_PATH = re.compile(r"/v1/jobs/([^/]+)/windows/([^/]+)/(claim|complete)")

@@ -7,13 +7,20 @@ from starlette.responses import Response
 from starlette.types import Receive
 
 from tenure_server.api.dependencies import Context, ContextDep
+from tenure_server.api.problems import problem_body
 from tenure_server.api.schemas import (
     FenceOut,
+    FenceRefusalOut,
+    Problem,
     ResourceName,
+    VerifyManyRequest,
+    VerifyManyResult,
     VerifyRequest,
     as_json,
     problem_responses,
 )
+from tenure_server.db.repository import Verify
+from tenure_server.domain.fences import Fence
 
 router = APIRouter(prefix="/v1/fences", tags=["fences"])
 
@@ -38,3 +45,39 @@ async def verify_fence(
     context.caller.require("client", "verify fences", resource, body.lease)
     fence = await context.operations.verify_fence(resource, body.lease, body.generation)
     return as_json(FenceOut.of(fence))
+
+
+@router.post("/verify", response_model=VerifyManyResult, responses=problem_responses(401, 403))
+async def verify_many(body: VerifyManyRequest, request: Request, context: ContextDep) -> Response:
+    """Verify many resources' fences in one statement (a job about to write to many resources
+    checks its generation on all of them at once). Each is accepted, or refused with the problem
+    a single verify would answer."""
+    return await verify_many_fences(context, body, request.receive)
+
+
+async def verify_many_fences(context: Context, body: VerifyManyRequest, _: Receive) -> Response:
+    """The work of `verify_many`, which the express lane calls too."""
+    verifies = [Verify(ref.resource, ref.lease, ref.generation) for ref in body.fences]
+    resources = [verify.resource for verify in verifies]
+    context.limits.batch(resources, "fences", "resource")
+    context.caller.require(
+        "client", "verify fences", *resources, *(verify.lease for verify in verifies)
+    )
+    accepted: list[FenceOut] = []
+    refused: list[FenceRefusalOut] = []
+    for verify, outcome in zip(
+        verifies, await context.operations.verify_fences(verifies), strict=True
+    ):
+        if isinstance(outcome, Fence):
+            accepted.append(FenceOut.of(outcome))
+        else:
+            problem = Problem(**problem_body(outcome))
+            refused.append(
+                FenceRefusalOut(
+                    resource=verify.resource,
+                    lease=verify.lease,
+                    generation=verify.generation,
+                    problem=problem,
+                )
+            )
+    return as_json(VerifyManyResult(accepted=accepted, refused=refused))

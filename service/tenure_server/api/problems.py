@@ -158,13 +158,7 @@ def problem_response(
     facts: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    body: dict[str, Any] = {
-        "type": kind.type,
-        "title": kind.title,
-        "status": status or kind.status,
-        "detail": detail,
-        **(facts or {}),
-    }
+    body = _body(kind, detail, status or kind.status, facts or {})
     return JSONResponse(body, status_code=body["status"], headers=headers, media_type=PROBLEM_JSON)
 
 
@@ -172,9 +166,23 @@ def _retry_after(seconds: float) -> dict[str, str]:
     return {"Retry-After": str(max(1, math.ceil(seconds)))}
 
 
+def _kind(error: e.TenureError) -> ProblemType:
+    return next(PROBLEMS[cls] for cls in type(error).__mro__ if cls in PROBLEMS)
+
+
+def problem_body(error: e.TenureError) -> dict[str, Any]:
+    """The problem of a domain error as a JSON object: the body `domain_problem` answers."""
+    kind = _kind(error)
+    return _body(kind, error.detail, kind.status, kind.facts(error))
+
+
+def _body(kind: ProblemType, detail: str, status: int, facts: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind.type, "title": kind.title, "status": status, "detail": detail, **facts}
+
+
 def domain_problem(error: e.TenureError) -> JSONResponse:
     """The problem answer for a domain error, wherever it was raised."""
-    kind = next(PROBLEMS[cls] for cls in type(error).__mro__ if cls in PROBLEMS)
+    kind = _kind(error)
     headers = None
     if isinstance(error, e.LeaseHeld | e.RateLimited | e.ShuttingDown | e.StorageUnavailable):
         headers = _retry_after(error.retry_after_seconds)

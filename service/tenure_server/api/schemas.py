@@ -119,6 +119,19 @@ class VerifyRequest(_Body):
     generation: Generation
 
 
+class FenceRef(_Body):
+    resource: NameField = Field(description="The fenced resource.")
+    lease: NameField = Field(description="The lease whose generations fence this resource.")
+    generation: Generation
+
+
+class VerifyManyRequest(_Body):
+    fences: list[FenceRef] = Field(
+        min_length=1,
+        description="The verifies, one per resource (at most TENURE_MAX_BATCH_SIZE).",
+    )
+
+
 class ResolveRequest(_Body):
     cron: str = Field(max_length=200, description="Five-field cron expression.")
     timezone: str = Field(max_length=64, description="IANA time zone of the schedule.")
@@ -226,6 +239,21 @@ class FenceOut(BaseModel):
             highest=fence.highest,
             updated_at=fence.updated_at,
         )
+
+
+class FenceRefusalOut(BaseModel):
+    resource: str
+    lease: str
+    generation: int
+    problem: Problem = Field(
+        description="The problem a single verify would have answered: `stale-generation`, "
+        "`fence-lease-mismatch` or `unknown-generation`."
+    )
+
+
+class VerifyManyResult(BaseModel):
+    accepted: list[FenceOut] = Field(description="Verifies the fences accepted, and recorded.")
+    refused: list[FenceRefusalOut] = Field(description="Verifies refused: do not write.")
 
 
 class LeasePage(BaseModel):

@@ -16,14 +16,17 @@ from typing import Protocol, TypeVar
 
 from tenure_server.db.batching import Batcher
 from tenure_server.db.notifications import FALLBACK_POLL_SECONDS, ReleaseNotifications
-from tenure_server.db.repository import Acquire, Acquired, Release, Renew, Repository
+from tenure_server.db.repository import Acquire, Acquired, Release, Renew, Repository, Verify
 from tenure_server.domain.errors import (
+    FenceLeaseMismatch,
     LeaseHeld,
     LeaseNotFound,
     RequestAbandoned,
     ShuttingDown,
+    StaleGeneration,
     StorageUnavailable,
     TenureError,
+    UnknownGeneration,
 )
 from tenure_server.domain.events import (
     EventSink,
@@ -372,23 +375,55 @@ class Operations:
             if fence is not None:
                 self._sink.record(FenceEvent(resource, lease, generation))
                 return fence
-            current, lease_generation = await self._repository.explain_fence(resource, lease)
-            refusal = verify_refusal(resource, lease, generation, current, lease_generation)
+            [refusal] = await self._fence_refusals([Verify(resource, lease, generation)])
             if refusal is not None:
-                await self._fence_refused(resource, lease, generation, refusal)
                 raise refusal
         raise _still_moving("verify")
 
-    async def _fence_refused(
-        self, resource: str, lease: str, generation: int, refusal: TenureError
-    ) -> None:
-        event = fence_rejection(resource, lease, generation, refusal)
-        if event is None or event.rejection is None:
-            return
-        self._sink.record(event)
-        await self._repository.record_fence_rejection(
-            resource, lease, event.rejection, generation, event.highest
-        )
+    async def verify_fences(self, verifies: list[Verify]) -> list[Fence | TenureError]:
+        """Many verifies (of distinct resources) in one statement, each decided as
+        `verify_fence` decides it: for each, in order, the fence that accepted it or why not."""
+        accepted = await self._repository.verify_fences(verifies)
+        outcomes: dict[str, Fence | TenureError] = {}
+        for verify in verifies:
+            fence = accepted.get(verify.resource)
+            if fence is not None:
+                self._sink.record(FenceEvent(verify.resource, verify.lease, verify.generation))
+                outcomes[verify.resource] = fence
+        refused = [verify for verify in verifies if verify.resource not in accepted]
+        if refused:
+            for verify, refusal in zip(refused, await self._fence_refusals(refused), strict=True):
+                # None: the fence or lease moved since the statement; decided alone.
+                outcomes[verify.resource] = refusal or await self._verify_alone(verify)
+        return [outcomes[verify.resource] for verify in verifies]
+
+    async def _verify_alone(self, verify: Verify) -> Fence | TenureError:
+        try:
+            return await self.verify_fence(verify.resource, verify.lease, verify.generation)
+        except (StaleGeneration, UnknownGeneration, FenceLeaseMismatch) as refusal:
+            return refusal
+
+    async def _fence_refusals(self, verifies: list[Verify]) -> list[TenureError | None]:
+        """Why each verify the fences refused was refused, recorded as history; None where the
+        state has moved since (the verify may pass now)."""
+        states = await self._repository.explain_fences(verifies)
+        refusals = [
+            verify_refusal(verify.resource, verify.lease, verify.generation, fence, generation)
+            for verify, (fence, generation) in zip(verifies, states, strict=True)
+        ]
+        events = [
+            event
+            for verify, refusal in zip(verifies, refusals, strict=True)
+            if refusal is not None
+            and (
+                event := fence_rejection(verify.resource, verify.lease, verify.generation, refusal)
+            )
+        ]
+        for event in events:
+            self._sink.record(event)
+        if events:
+            await self._repository.record_fence_rejections(events)
+        return refusals
 
 
 T = TypeVar("T")

@@ -16,7 +16,7 @@ import asyncpg
 
 from tenure_server.db.queries import QUERIES
 from tenure_server.domain.errors import StorageUnavailable
-from tenure_server.domain.events import LeaseEvent, LeaseEventKind
+from tenure_server.domain.events import FenceEvent, LeaseEvent, LeaseEventKind
 from tenure_server.domain.fences import Fence
 from tenure_server.domain.leases import Lease
 from tenure_server.domain.windows import Holding, LeaseState, Window
@@ -72,11 +72,21 @@ class Release:
     grant: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Verify:
+    """One verify of a fence, as verify_fence takes it: fields in its $n order, as
+    verify_fences takes their arrays."""
+
+    resource: str
+    lease: str
+    generation: int
+
+
 # The lease, and the event when the acquire began a new holding (None: it extended one).
 Acquired = tuple[Lease, LeaseEvent | None]
 
 
-def _columns(requests: Sequence[Acquire | Renew | Release]) -> list[list[Any]]:
+def _columns(requests: Sequence[Acquire | Renew | Release | Verify]) -> list[list[Any]]:
     """Coalesced requests as the arrays their statement takes: one per field, in field order,
     which is the statement's $n order."""
     names = [field.name for field in fields(requests[0])]
@@ -224,17 +234,32 @@ class Repository:
     async def verify_fence(self, resource: str, lease: str, generation: int) -> Fence | None:
         return _fence(await self._fetchrow("verify_fence", resource, lease, generation))
 
-    async def explain_fence(self, resource: str, lease: str) -> tuple[Fence | None, int | None]:
-        """The fence as it is, and the lease's current generation (None: no such lease)."""
-        row = await self._fetchrow("explain_fence", resource, lease)
-        assert row is not None  # the query always yields one row (LEFT JOIN on a constant)
-        fence = _fence(row) if row["resource"] is not None else None
-        return fence, row["lease_generation"]
+    async def verify_fences(self, verifies: list[Verify]) -> dict[str, Fence]:
+        """The fences that accepted their verify, by resource; refused verifies have none."""
+        rows = await self._fetch("verify_fences", *_columns(verifies))
+        return {row["resource"]: _fence_of(row) for row in rows}
 
-    async def record_fence_rejection(
-        self, resource: str, lease: str, kind: str, generation: int, highest: int | None
-    ) -> None:
-        await self._fetchrow("record_fence_rejection", resource, lease, kind, generation, highest)
+    async def explain_fences(self, verifies: list[Verify]) -> list[tuple[Fence | None, int | None]]:
+        """For each verify, in order: its fence as it is (None: none yet), and its lease's
+        current generation (None: no such lease). A read taken after refusals, to say why."""
+        resources, leases, _ = _columns(verifies)
+        rows = await self._fetch("explain_fences", resources, leases)
+        found = {row["wanted"]: row for row in rows}
+        return [
+            (
+                _fence(found[r]) if found[r]["resource"] is not None else None,
+                found[r]["lease_generation"],
+            )
+            for r in resources
+        ]
+
+    async def record_fence_rejections(self, rejections: Sequence[FenceEvent]) -> None:
+        """History only: the refused verifies (each event's `rejection` is set)."""
+        columns = [
+            [getattr(event, field) for event in rejections]
+            for field in ("resource", "lease", "rejection", "generation", "highest")
+        ]
+        await self._fetch("record_fence_rejections", *columns)
 
     async def applied_migrations(self) -> list[int]:
         return [row["version"] for row in await self._fetch("applied_migrations")]
@@ -303,8 +328,10 @@ def _window(row: Record | None) -> Window | None:
 
 
 def _fence(row: Record | None) -> Fence | None:
-    if row is None:
-        return None
+    return None if row is None else _fence_of(row)
+
+
+def _fence_of(row: Record) -> Fence:
     return Fence(
         resource=row["resource"],
         lease=row["lease"],

@@ -36,12 +36,13 @@ class Limits:
             )
         return wait_seconds
 
-    def batch(self, names: Sequence[str]) -> None:
-        """A batch of leases: within the size bound, each lease once."""
+    def batch(self, names: Sequence[str], field: str = "leases", item: str = "lease") -> None:
+        """A batch (of leases, or of resources to verify): within the size bound, each `item`
+        once."""
         if len(names) > self.max_batch_size:
-            raise InvalidInput("leases", f"at most {self.max_batch_size} per request")
+            raise InvalidInput(field, f"at most {self.max_batch_size} per request")
         if len(set(names)) != len(names):
-            raise InvalidInput("leases", "each lease may appear once")
+            raise InvalidInput(field, f"each {item} may appear once")
 
     def page_size(self, limit: int | None) -> int:
         if limit is None:

@@ -481,19 +481,38 @@ ON CONFLICT (resource) DO UPDATE SET
  WHERE f.lease = EXCLUDED.lease AND f.highest_generation <= EXCLUDED.highest_generation
 RETURNING resource, lease, highest_generation, updated_at;
 
--- name: explain_fence
--- $1 resource, $2 lease. A read taken after a verify was refused, to say why.
-SELECT f.resource, f.lease, f.highest_generation, f.updated_at,
-       (SELECT generation FROM leases WHERE name = $2) AS lease_generation
-  FROM (SELECT 1) AS one
-  LEFT JOIN fences AS f ON f.resource = $1;
+-- name: verify_fences
+-- $1 resources (distinct), $2 leases, $3 generations: parallel arrays, one element per verify.
+-- Each decided as verify_fence decides it, in one statement and one commit. Rows are inserted
+-- in resource order, so two batches sharing fences lock them in the same order and cannot
+-- deadlock; ON CONFLICT re-checks each fence's latest version as in verify_fence.
+INSERT INTO fences AS f (resource, lease, highest_generation, updated_at)
+SELECT w.resource, w.lease, w.generation, now()
+  FROM unnest($1::text[], $2::text[], $3::bigint[]) AS w(resource, lease, generation)
+  JOIN leases AS l ON l.name = w.lease
+ WHERE l.generation >= w.generation
+ ORDER BY w.resource
+ON CONFLICT (resource) DO UPDATE SET
+    highest_generation = EXCLUDED.highest_generation,
+    updated_at         = now()
+ WHERE f.lease = EXCLUDED.lease AND f.highest_generation <= EXCLUDED.highest_generation
+RETURNING resource, lease, highest_generation, updated_at;
 
--- name: record_fence_rejection
--- $1 resource, $2 lease, $3 kind (stale_generation, unknown_generation, lease_mismatch),
--- $4 generation refused, $5 highest generation seen or NULL. History only: written after the
--- refusal was decided (by verify_fence, which wrote nothing), and decides nothing.
+-- name: explain_fences
+-- $1 resources, $2 leases (parallel arrays). A read taken after verifies were refused, to say
+-- why: one row per element, the fence (NULLs when none) and the lease's current generation.
+SELECT w.resource AS wanted, f.resource, f.lease, f.highest_generation, f.updated_at,
+       l.generation AS lease_generation
+  FROM unnest($1::text[], $2::text[]) AS w(resource, lease)
+  LEFT JOIN fences AS f ON f.resource = w.resource
+  LEFT JOIN leases AS l ON l.name = w.lease;
+
+-- name: record_fence_rejections
+-- $1 resources, $2 leases, $3 kinds (stale_generation, unknown_generation, lease_mismatch),
+-- $4 generations refused, $5 highest generations seen or NULL: parallel arrays. History only:
+-- written after the refusals were decided (by statements that wrote nothing), deciding nothing.
 INSERT INTO fence_events (resource, lease, kind, generation, highest)
-VALUES ($1, $2, $3, $4, $5);
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]);
 
 -- name: applied_migrations
 -- A plain read of the versions recorded by migrate.py.
