@@ -35,6 +35,7 @@ from workloads import (
     RENEW_PREFIX,
     TTL_SECONDS,
     WINDOW_LEASE_PREFIX,
+    batch_resources,
     summarize,
 )
 
@@ -48,6 +49,7 @@ WORKLOADS = (
     "hot",
     "constant",
     "batch_renew",
+    "batch_verify",
     "idle",
 )
 
@@ -111,9 +113,29 @@ def _batch_body(worker: int) -> bytes:
     return json.dumps({"holder": HOLDER, "ttl_seconds": TTL_SECONDS, "leases": leases}).encode()
 
 
+@functools.cache
+def _verify_body(worker: int) -> bytes:
+    """A connection's batch verify: FENCE_LEASE on its own BATCH_SIZE resources, encoded once."""
+    refs = [
+        {"resource": resource, "lease": FENCE_LEASE, "generation": 1}
+        for resource in batch_resources(worker)
+    ]
+    return json.dumps({"fences": refs}).encode()
+
+
 # One operation on one connection: (connection, worker index, sequence number) -> succeeded;
 # it returns how many operations it did (a batch renews many leases).
 Step = Callable[[Http, int, int], Awaitable[int]]
+
+
+def _batch(path: str, body: Callable[[int], bytes], done: bytes) -> Step:
+    """A batch request per operation: counts the items of the answer that carry `done`."""
+
+    async def step(http: Http, worker: int, _n: int) -> int:
+        status, answer = await http.post_json(path, body(worker))
+        return answer.count(done) if status == 200 else 0
+
+    return step
 
 
 def steps(prefix: str) -> dict[str, Step]:
@@ -160,12 +182,6 @@ def steps(prefix: str) -> dict[str, Step]:
     async def hot(http: Http, _w: int, _n: int) -> int:
         return (await http.post(f"/v1/leases/hot-{prefix}/acquire", lease_body))[0] == 200
 
-    async def batch_renew(http: Http, worker: int, _n: int) -> int:
-        status, answer = await http.post_json("/v1/leases/renew", _batch_body(worker))
-        # Each renewed lease, and only those (a lost one is a name and a generation), carries
-        # its expiry: counted without decoding the 100 leases.
-        return answer.count(b'"expires_in_seconds"') if status == 200 else 0
-
     return {
         "acquire": acquire,
         "renew": renew,
@@ -175,7 +191,11 @@ def steps(prefix: str) -> dict[str, Step]:
         "verify": verify,
         "hot": hot,
         "constant": constant,
-        "batch_renew": batch_renew,
+        # Each renewed lease, and only those (a lost one is a name and a generation), carries
+        # its expiry; each accepted verify, and only those, its fence's `updated_at`: counted
+        # without decoding the answer.
+        "batch_renew": _batch("/v1/leases/renew", _batch_body, b'"expires_in_seconds"'),
+        "batch_verify": _batch("/v1/fences/verify", _verify_body, b'"updated_at"'),
     }
 
 

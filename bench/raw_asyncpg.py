@@ -31,12 +31,14 @@ from workloads import (
     TTL_SECONDS,
     WINDOW_LEASE_PREFIX,
     acquire_args,
+    batch_resources,
     queries,
     release_args,
     renew_args,
     renew_many_args,
     summarize,
     verify_args,
+    verify_many_args,
     window_args,
 )
 
@@ -53,6 +55,7 @@ WORKLOADS = (
     "verify",
     "hot",
     "batch_renew",
+    "batch_verify",
 )
 
 
@@ -106,8 +109,14 @@ def steps(prefix: str) -> dict[str, Step]:
         arguments = renew_many_args(names, [1] * BATCH_SIZE, HOLDER, TTL_SECONDS)
         return len(await c.fetch(q["renew_leases"], *arguments))
 
+    async def batch_verify(c: Connection, worker: int, _n: int) -> int:
+        resources = batch_resources(worker)
+        arguments = verify_many_args(resources, [FENCE_LEASE] * BATCH_SIZE, [1] * BATCH_SIZE)
+        return len(await c.fetch(q["verify_fences"], *arguments))
+
     return {
         "batch_renew": batch_renew,
+        "batch_verify": batch_verify,
         "acquire": acquire,
         "renew": renew,
         "release": release,

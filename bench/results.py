@@ -27,6 +27,7 @@ WORKLOADS: dict[str, tuple[str, tuple[str, ...]]] = {
     "hot": ("hot single name, re-acquired by its holder", SYSTEMS),
     "constant": ("FastAPI floor: constant answer, no database (naive app; diagnostic)", ("naive",)),
     "batch_renew": ("batch renew, 100 leases per request (leases/s)", ("tenure", "raw")),
+    "batch_verify": ("batch verify, 100 resources per request (verifies/s)", ("tenure", "raw")),
 }
 # Workloads measured at these connection counts only (diagnostics; the others at all).
 ONLY_AT: dict[str, tuple[int, ...]] = {"constant": (16,)}

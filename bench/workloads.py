@@ -20,6 +20,13 @@ FENCE_RESOURCES = 1000  # resources fr-<n>
 WINDOW_LEASE_PREFIX, WINDOW_LEASES = "cw-", 64  # cw-0-<connection>, one lease per connection
 # Batch renew: each connection renews its own BATCH_SIZE leases rb-<connection>-<n> together.
 BATCH_PREFIX, BATCH_SIZE, BATCH_CONNECTIONS = "rb-", 100, 64
+# Batch verify: each connection verifies FENCE_LEASE on its own BATCH_SIZE resources
+# fb-<connection>-<n> together.
+BATCH_FENCE_PREFIX = "fb-"
+
+
+def batch_resources(connection: int) -> list[str]:
+    return [f"{BATCH_FENCE_PREFIX}{connection}-{k}" for k in range(BATCH_SIZE)]
 
 
 # A JSON file of the statements as they were when the run started (run.py writes it), so that
@@ -69,6 +76,10 @@ def verify_args(resource: object, lease: object, generation: object) -> tuple[ob
     return (resource, lease, generation)
 
 
+def verify_many_args(resources: object, leases: object, generations: object) -> tuple[object, ...]:
+    return (resources, leases, generations)
+
+
 ARITY = {
     "acquire_lease": len(acquire_args("", "", 0)),
     "renew_lease": len(renew_args("", "", 0, 0)),
@@ -77,6 +88,7 @@ ARITY = {
     "claim_window": len(window_args("", "", "", "", 0)),
     "complete_window": len(window_args("", "", "", "", 0)),
     "verify_fence": len(verify_args("", "", 0)),
+    "verify_fences": len(verify_many_args([], [], [])),
 }
 
 

@@ -73,15 +73,15 @@ class Settings(BaseSettings):
         default=64,
         ge=1,
         le=1000,
-        description="Most concurrent acquires (or renews, or releases) one statement decides "
-        "together; 1 turns it off.",
+        description="Most concurrent acquires (or renews, releases, fence verifies) one statement "
+        "decides together; 1 turns it off.",
     )
     coalesce_max_statements: int = Field(
         default=2,
         ge=1,
         le=64,
         description="Coalesced statements running at once, per process and kind (acquire, renew, "
-        "release).",
+        "release, verify).",
     )
     rate_limit_per_second: float = Field(
         default=0, ge=0, description="Requests per second per principal; 0 turns it off."

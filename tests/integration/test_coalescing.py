@@ -1,6 +1,6 @@
 """Acquires that arrive together share one statement (acquire_leases), and so do renews
-(renew_coalesced) and releases (release_coalesced); each is decided exactly as the single
-statement alone would decide it."""
+(renew_coalesced), releases (release_coalesced) and fence verifies (verify_fences); each is
+decided exactly as the single statement alone would decide it."""
 
 from __future__ import annotations
 
@@ -350,3 +350,49 @@ async def test_concurrent_releases_each_get_their_own_answer_and_wake_their_wait
     taken = await asyncio.wait_for(waiter, 5)
     assert taken.status_code == 200
     assert (taken.json()["holder"], taken.json()["generation"]) == ("b", 2)
+
+
+async def test_concurrent_verifies_each_get_their_own_answer(
+    api: httpx.AsyncClient, connection: asyncpg.Connection[asyncpg.Record]
+) -> None:
+    """Sixty single verifies at once over twenty resources (coalesced into shared statements):
+    the current generation passes everywhere, the stale one only where nothing higher was seen,
+    a forged one nowhere; each refusal answered and recorded as a single verify's."""
+    await api.post("/v1/leases/job/acquire", json={"holder": "a", "ttl_seconds": 30})
+    await api.post("/v1/leases/job/release", json={"holder": "a", "generation": 1})
+    second = await api.post("/v1/leases/job/acquire", json={"holder": "b", "ttl_seconds": 30})
+    assert second.json()["generation"] == 2
+    resources = [f"store-{index}" for index in range(20)]
+    for resource in resources[:10]:  # these have seen generation 2 already
+        await api.post(f"/v1/fences/{resource}/verify", json={"lease": "job", "generation": 2})
+    wanted = [(resource, generation) for resource in resources for generation in (1, 2, 7)]
+    random.shuffle(wanted)
+    responses = await asyncio.gather(
+        *(
+            api.post(f"/v1/fences/{resource}/verify", json={"lease": "job", "generation": g})
+            for resource, g in wanted
+        )
+    )
+    answered = {
+        (resource, generation): response
+        for (resource, generation), response in zip(wanted, responses, strict=True)
+    }
+    for resource in resources:
+        assert answered[resource, 2].status_code == 200, answered[resource, 2].text
+        assert answered[resource, 7].json()["type"] == "/problems/unknown-generation"
+        stale = answered[resource, 1]
+        if resource in resources[:10]:
+            assert stale.json()["type"] == "/problems/stale-generation"
+            assert stale.json()["highest"] == 2
+        else:  # raced generation 2: accepted before it, or refused after it
+            assert stale.status_code in (200, 409), stale.text
+    highest = await connection.fetch("SELECT resource, highest_generation FROM fences")
+    assert {row["resource"]: row["highest_generation"] for row in highest} == dict.fromkeys(
+        resources, 2
+    )
+    refusals = await connection.fetch("SELECT kind, generation FROM fence_events")
+    stale_refused = sum(1 for resource in resources if answered[resource, 1].status_code == 409)
+    assert Counter((row["kind"], row["generation"]) for row in refusals) == {
+        ("unknown_generation", 7): 20,
+        ("stale_generation", 1): stale_refused,
+    }

@@ -4,16 +4,30 @@ they must be byte for byte the JSON of the models the OpenAPI document declares.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
+from tenure_server.api.problems import problem_body
 from tenure_server.api.schemas import (
+    FenceOut,
+    FenceRefusalOut,
     HoldingRefOut,
     LeaseOut,
+    Problem,
     RenewManyResult,
+    VerifyManyResult,
     lease_json,
     renewals_json,
+    verifications_json,
 )
+from tenure_server.domain.errors import (
+    FenceLeaseMismatch,
+    StaleGeneration,
+    TenureError,
+    UnknownGeneration,
+)
+from tenure_server.domain.fences import Fence
 from tenure_server.domain.leases import Lease
 
 NOW = datetime(2026, 12, 3, 12, 0, 0, 123456, tzinfo=UTC)
@@ -71,3 +85,38 @@ def test_a_batch_renew_answer_is_the_json_of_its_renewmanyresult(
     response = renewals_json(renewed, lost)
     assert response.body == model.__pydantic_serializer__.to_json(model)
     assert response.media_type == "application/json"
+
+
+FENCES = [
+    Fence("ledger", "close-day", 7, NOW),
+    Fence("a.b", "x", 2**63 - 1, NOW.replace(microsecond=0)),
+]
+REFUSALS: list[tuple[str, str, int, TenureError]] = [
+    ("stock", "close-day", 3, StaleGeneration("stock", 3, 7)),
+    ("orders", "close-day", 7, FenceLeaseMismatch("orders", "other")),
+    ("forged", "close-day", 9, UnknownGeneration("close-day", 9, 7)),
+    ("nowhere", "none", 1, UnknownGeneration("none", 1, None)),
+]
+
+
+@pytest.mark.parametrize(
+    ("accepted", "refused"),
+    [(FENCES, REFUSALS), ([], REFUSALS[:1]), (FENCES[:1], [])],
+    ids=["both", "all-refused", "none-refused"],
+)
+def test_a_batch_verify_answer_is_the_json_of_its_verifymanyresult(
+    accepted: list[Fence], refused: list[tuple[str, str, int, TenureError]]
+) -> None:
+    entries: list[dict[str, Any]] = [
+        {"resource": r, "lease": lease, "generation": g, "problem": problem_body(error)}
+        for r, lease, g, error in refused
+    ]
+    model = VerifyManyResult(
+        accepted=[FenceOut.of(fence) for fence in accepted],
+        refused=[
+            FenceRefusalOut(**{**entry, "problem": Problem(**entry["problem"])})
+            for entry in entries
+        ],
+    )
+    response = verifications_json(accepted, entries)
+    assert response.body == model.__pydantic_serializer__.to_json(model)

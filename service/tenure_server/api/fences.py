@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 from starlette.types import Receive
@@ -10,14 +12,13 @@ from tenure_server.api.dependencies import Context, ContextDep
 from tenure_server.api.problems import problem_body
 from tenure_server.api.schemas import (
     FenceOut,
-    FenceRefusalOut,
-    Problem,
     ResourceName,
     VerifyManyRequest,
     VerifyManyResult,
     VerifyRequest,
     as_json,
     problem_responses,
+    verifications_json,
 )
 from tenure_server.db.repository import Verify
 from tenure_server.domain.fences import Fence
@@ -63,21 +64,19 @@ async def verify_many_fences(context: Context, body: VerifyManyRequest, _: Recei
     context.caller.require(
         "client", "verify fences", *resources, *(verify.lease for verify in verifies)
     )
-    accepted: list[FenceOut] = []
-    refused: list[FenceRefusalOut] = []
-    for verify, outcome in zip(
-        verifies, await context.operations.verify_fences(verifies), strict=True
-    ):
+    accepted: list[Fence] = []
+    refused: list[dict[str, Any]] = []
+    outcomes = await context.operations.verify_fences(verifies)
+    for verify, outcome in zip(verifies, outcomes, strict=True):
         if isinstance(outcome, Fence):
-            accepted.append(FenceOut.of(outcome))
+            accepted.append(outcome)
         else:
-            problem = Problem(**problem_body(outcome))
             refused.append(
-                FenceRefusalOut(
-                    resource=verify.resource,
-                    lease=verify.lease,
-                    generation=verify.generation,
-                    problem=problem,
-                )
+                {
+                    "resource": verify.resource,
+                    "lease": verify.lease,
+                    "generation": verify.generation,
+                    "problem": problem_body(outcome),
+                }
             )
-    return as_json(VerifyManyResult(accepted=accepted, refused=refused))
+    return verifications_json(accepted, refused)

@@ -233,12 +233,17 @@ class FenceOut(BaseModel):
 
     @classmethod
     def of(cls, fence: Fence) -> FenceOut:
-        return cls(
-            resource=fence.resource,
-            lease=fence.lease,
-            highest=fence.highest,
-            updated_at=fence.updated_at,
-        )
+        return cls(**fence_fields(fence))
+
+
+def fence_fields(fence: Fence) -> dict[str, Any]:
+    """What a FenceOut shows of a fence."""
+    return {
+        "resource": fence.resource,
+        "lease": fence.lease,
+        "highest": fence.highest,
+        "updated_at": fence.updated_at,
+    }
 
 
 class FenceRefusalOut(BaseModel):
@@ -314,6 +319,23 @@ _RENEWALS_JSON = TypeAdapter[Any](
 )
 
 
+_VERIFICATIONS_JSON = TypeAdapter[Any](
+    _typed_dict(
+        "VerifyManyResultFields",
+        {
+            "accepted": list.__class_getitem__(_fields_of(FenceOut)),
+            # The problem is a dict here: the model's extra fields are the problem type's facts.
+            "refused": list.__class_getitem__(
+                _typed_dict(
+                    "FenceRefusalFields",
+                    {**_fields_of(FenceRefusalOut).__annotations__, "problem": dict[str, Any]},
+                )
+            ),
+        },
+    )
+)
+
+
 def lease_json(lease: Lease) -> Response:
     """A hot route's LeaseOut answer, rendered from the lease's fields: the JSON of
     `LeaseOut.of(lease)` (tests/unit/test_schemas.py), for a fifth of the CPU."""
@@ -327,6 +349,13 @@ def renewals_json(renewed: list[Lease], lost: list[tuple[str, int]]) -> Response
         "lost": [{"name": name, "generation": generation} for name, generation in lost],
     }
     return Response(_RENEWALS_JSON.dump_json(document), media_type="application/json")
+
+
+def verifications_json(accepted: list[Fence], refused: list[dict[str, Any]]) -> Response:
+    """The batch verify's VerifyManyResult answer, rendered likewise; `refused` holds each
+    refusal's FenceRefusalOut fields, its problem as the problem's JSON object."""
+    document = {"accepted": [fence_fields(fence) for fence in accepted], "refused": refused}
+    return Response(_VERIFICATIONS_JSON.dump_json(document), media_type="application/json")
 
 
 def as_json(model: BaseModel) -> Response:

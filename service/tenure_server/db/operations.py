@@ -98,6 +98,9 @@ class Operations:
         self._releases = _batcher(
             coalescing, partial(_first_per_name, decide=repository.release_coalesced)
         )
+        self._verifies = _batcher(
+            coalescing, partial(_first_per_name, decide=repository.verify_fences)
+        )
 
     async def acquire(
         self,
@@ -370,12 +373,17 @@ class Operations:
         return _page(rows, limit, lambda window: window.window)
 
     async def verify_fence(self, resource: str, lease: str, generation: int) -> Fence:
+        verify = Verify(resource, lease, generation)
+        fence = None
+        if self._verifies is not None:
+            fence = await self._verifies.submit(verify)
         for _ in range(DECISION_ATTEMPTS):
-            fence = await self._repository.verify_fence(resource, lease, generation)
+            if fence is None:  # refused, or left undecided by the batch: decided alone
+                fence = await self._repository.verify_fence(resource, lease, generation)
             if fence is not None:
                 self._sink.record(FenceEvent(resource, lease, generation))
                 return fence
-            [refusal] = await self._fence_refusals([Verify(resource, lease, generation)])
+            [refusal] = await self._fence_refusals([verify])
             if refusal is not None:
                 raise refusal
         raise _still_moving("verify")
@@ -447,11 +455,11 @@ N = TypeVar("N", bound=_Named)
 
 
 async def _first_per_name(
-    wanted: list[N], *, decide: Callable[[list[N]], Awaitable[dict[str, Lease]]]
-) -> list[Lease | None]:
-    """One statement for requests that arrived together (renews, releases). A second request
-    for a name already in the batch is left undecided (None), as are those the statement
-    refused or skipped: each is then decided alone."""
+    wanted: list[N], *, decide: Callable[[list[N]], Awaitable[dict[str, R]]]
+) -> list[R | None]:
+    """One statement for requests that arrived together (renews, releases, verifies). A second
+    request for a name (a verify's: its resource) already in the batch is left undecided (None),
+    as are those the statement refused or skipped: each is then decided alone."""
     first: dict[str, N] = {}
     for request in wanted:
         first.setdefault(request.name, request)

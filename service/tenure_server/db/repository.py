@@ -81,6 +81,11 @@ class Verify:
     lease: str
     generation: int
 
+    @property
+    def name(self) -> str:
+        """What two verifies in one statement must not share: the fence."""
+        return self.resource
+
 
 # The lease, and the event when the acquire began a new holding (None: it extended one).
 Acquired = tuple[Lease, LeaseEvent | None]
