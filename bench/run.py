@@ -118,7 +118,10 @@ def _machine(facts: dict[str, str], embedded: bool) -> list[str]:
         platform.machine(),
     )
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
-    wrk = "wrk (one- and two-request operations) and loadgen.py (batch renew, batch verify, idle cost)"
+    wrk = (
+        "wrk (one- and two-request operations) and loadgen.py (batch renew, batch verify, "
+        "idle cost)"
+    )
     if not runners.WRK:
         wrk = "loadgen.py only"
     where = "embedded (pgserver, unix socket)" if embedded else "the given URL"

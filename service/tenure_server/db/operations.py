@@ -401,8 +401,10 @@ class Operations:
         refused = [verify for verify in verifies if verify.resource not in accepted]
         if refused:
             for verify, refusal in zip(refused, await self._fence_refusals(refused), strict=True):
-                # None: the fence or lease moved since the statement; decided alone.
-                outcomes[verify.resource] = refusal or await self._verify_alone(verify)
+                if refusal is None:  # the fence or lease moved since the statement
+                    outcomes[verify.resource] = await self._verify_alone(verify)
+                else:
+                    outcomes[verify.resource] = refusal
         return [outcomes[verify.resource] for verify in verifies]
 
     async def _verify_alone(self, verify: Verify) -> Fence | TenureError:
