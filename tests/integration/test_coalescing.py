@@ -15,8 +15,11 @@ import httpx
 import pytest
 from asyncpg.transaction import Transaction
 
+from tenure_server.db.notifications import ReleaseNotifications
+from tenure_server.db.operations import Operations
 from tenure_server.db.pool import create_pool
-from tenure_server.db.repository import Acquire, Release, Renew, Repository
+from tenure_server.db.repository import Acquire, Release, Renew, Repository, Verify
+from tenure_server.domain.fences import Fence
 from tests.integration.test_events import events
 
 
@@ -396,3 +399,34 @@ async def test_concurrent_verifies_each_get_their_own_answer(
         ("unknown_generation", 7): 20,
         ("stale_generation", 1): stale_refused,
     }
+
+
+class _MovesBeforeExplaining(Repository):
+    """Hands `job` to its next holder (generation 2) after a statement refused a verify and
+    before the refusal is explained: the race the explanation may lose."""
+
+    async def explain_fences(self, verifies: list[Verify]) -> list[tuple[Fence | None, int | None]]:
+        async with self.connection() as connection:
+            await connection.execute(
+                "UPDATE leases SET generation = 2, holder = 'b' WHERE name = 'job'"
+            )
+        return await super().explain_fences(verifies)
+
+
+async def test_a_verify_refused_before_the_lease_moved_is_decided_again(
+    database_url: str, api: httpx.AsyncClient
+) -> None:
+    """Generation 2 is unknown when the batch decides, handed out before the refusal is
+    explained: it is decided again, and accepted, rather than refused by a stale explanation."""
+    await api.post("/v1/leases/job/acquire", json={"holder": "a", "ttl_seconds": 30})
+    pool = await create_pool(
+        database_url, min_size=1, max_size=2, statement_timeout_ms=5000, lock_timeout_ms=4000
+    )
+    try:
+        repository = _MovesBeforeExplaining(pool, acquire_timeout=5)
+        operations = Operations(repository, ReleaseNotifications(database_url))
+        (outcome,) = await operations.verify_fences([Verify("store", "job", 2)])
+    finally:
+        await pool.close()
+    assert isinstance(outcome, Fence)
+    assert (outcome.resource, outcome.highest) == ("store", 2)
