@@ -91,9 +91,11 @@ class Verify:
 Acquired = tuple[Lease, LeaseEvent | None]
 
 
-def _columns(requests: Sequence[Acquire | Renew | Release | Verify]) -> list[list[Any]]:
-    """Coalesced requests as the arrays their statement takes: one per field, in field order,
-    which is the statement's $n order."""
+def _columns(
+    requests: Sequence[Acquire | Renew | Release | Verify | FenceEvent],
+) -> list[list[Any]]:
+    """Coalesced requests (or events) as the arrays their statement takes: one per field, in
+    field order, which is the statement's $n order."""
     names = [field.name for field in fields(requests[0])]
     return [[getattr(request, name) for request in requests] for name in names]
 
@@ -260,11 +262,7 @@ class Repository:
 
     async def record_fence_rejections(self, rejections: Sequence[FenceEvent]) -> None:
         """History only: the refused verifies (each event's `rejection` is set)."""
-        columns = [
-            [getattr(event, field) for event in rejections]
-            for field in ("resource", "lease", "rejection", "generation", "highest")
-        ]
-        await self._fetch("record_fence_rejections", *columns)
+        await self._fetch("record_fence_rejections", *_columns(rejections))
 
     async def applied_migrations(self) -> list[int]:
         return [row["version"] for row in await self._fetch("applied_migrations")]

@@ -508,11 +508,12 @@ SELECT w.resource AS wanted, f.resource, f.lease, f.highest_generation, f.update
   LEFT JOIN leases AS l ON l.name = w.lease;
 
 -- name: record_fence_rejections
--- $1 resources, $2 leases, $3 kinds (stale_generation, unknown_generation, lease_mismatch),
--- $4 generations refused, $5 highest generations seen or NULL: parallel arrays. History only:
--- written after the refusals were decided (by statements that wrote nothing), deciding nothing.
-INSERT INTO fence_events (resource, lease, kind, generation, highest)
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]);
+-- $1 resources, $2 leases, $3 generations refused, $4 kinds (stale_generation,
+-- unknown_generation, lease_mismatch), $5 highest generations seen or NULL: parallel arrays, in
+-- FenceEvent's field order. History only: written after the refusals were decided (by
+-- statements that wrote nothing), deciding nothing.
+INSERT INTO fence_events (resource, lease, generation, kind, highest)
+SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]);
 
 -- name: applied_migrations
 -- A plain read of the versions recorded by migrate.py.
