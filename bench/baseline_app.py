@@ -40,12 +40,16 @@ class RenewBody(BaseModel):
 class ReleaseBody(BaseModel):
     holder: str
     generation: int
+    grant: str
 
 
 def _answer(row: asyncpg.Record | None) -> dict[str, Any] | JSONResponse:
     if row is None:
         return JSONResponse({"detail": "refused"}, status_code=409)
-    return dict(row)
+    answer = dict(row)
+    # The service's name for it, which the load scripts read to release what they acquired.
+    answer["grant"] = answer.pop("grant_id")
+    return answer
 
 
 def create_app() -> FastAPI:
@@ -98,7 +102,7 @@ def create_app() -> FastAPI:
     ) -> dict[str, Any] | JSONResponse:
         pool: asyncpg.Pool[asyncpg.Record] = request.app.state.pool
         row = await pool.fetchrow(
-            q["release_lease"], *release_args(name, body.holder, body.generation)
+            q["release_lease"], *release_args(name, body.holder, body.generation, body.grant)
         )
         return _answer(row)
 

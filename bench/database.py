@@ -22,12 +22,13 @@ from cpu import parent_pid
 # 64 pgbench clients can all be connected at once.
 MAX_CONNECTIONS = 300
 # Every held lease the workloads start from: holder "bench", generation 1, no principal (the
-# service runs without authentication), one hour to live.
+# service runs without authentication), one hour to live, granted by the inserting transaction
+# as an acquire grants it, so that a release can name that grant (release_lease requires it).
 PREFILL = """
 INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
-                         expires_at, acquired_xact, principal)
+                         expires_at, acquired_xact, granted_xact, principal)
 SELECT $1 || c || '-' || n, 'bench', 1, 3600, now(), now(), now() + interval '1 hour',
-       pg_current_xact_id(), NULL
+       pg_current_xact_id(), pg_current_xact_id(), NULL
   FROM generate_series(0, $2::int - 1) AS c, generate_series(0, $3::int - 1) AS n
     ON CONFLICT (name) DO NOTHING
 """
@@ -111,15 +112,19 @@ def bench_database(given_url: str | None) -> Iterator[Database]:
             asyncio.run(_execute(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
 
 
-async def prefill(url: str, prefix: str, groups: int, per_group: int) -> None:
-    """Held leases named `{prefix}{group}-{n}` for group < groups and n < per_group. The table is
-    analyzed afterwards, as autovacuum would have done in a running system: plans made on the
-    statistics of a table before a bulk insert can be far off (renew_leases, for one, then
-    scans the whole table once per lease in the batch)."""
+async def prefill(url: str, prefix: str, groups: int, per_group: int) -> str:
+    """Held leases named `{prefix}{group}-{n}` for group < groups and n < per_group; returns
+    their grant (one transaction inserts them all, so they share it; names already there keep
+    theirs). The table is analyzed afterwards, as autovacuum would have done in a running
+    system: plans made on the statistics of a table before a bulk insert can be far off
+    (renew_leases, for one, then scans the whole table once per lease in the batch)."""
     connection = await asyncpg.connect(url)
     try:
-        await connection.execute(PREFILL, prefix, groups, per_group)
+        async with connection.transaction():
+            await connection.execute(PREFILL, prefix, groups, per_group)
+            grant: str = await connection.fetchval("SELECT pg_current_xact_id()::text")
         await connection.execute("ANALYZE leases")
+        return grant
     finally:
         await connection.close()
 

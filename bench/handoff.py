@@ -34,17 +34,18 @@ async def hand_offs(url: str, rounds: int) -> list[float]:
         status, answer = await holding.post(
             f"{lease}/acquire", {"holder": holder, "ttl_seconds": 60}
         )
-        generation = _granted(status, answer)
+        generation, grant = _granted(status, answer)
         for round_ in range(1, rounds + 1):
             waiter = f"h{round_}"
             wanted = {"holder": waiter, "ttl_seconds": 60, "wait_seconds": 30}
             parked = asyncio.create_task(waiting.post(f"{lease}/acquire", wanted))
             await asyncio.sleep(0.02)  # the waiter is parked on the server
+            released = {"holder": holder, "generation": generation, "grant": grant}
             sent = time.perf_counter()
-            await holding.post(f"{lease}/release", {"holder": holder, "generation": generation})
+            await holding.post(f"{lease}/release", released)
             status, answer = await parked
             latencies.append(time.perf_counter() - sent)
-            holder, generation = waiter, _granted(status, answer)
+            holder, (generation, grant) = waiter, _granted(status, answer)
             holding, waiting = waiting, holding
     finally:
         await holding.close()
@@ -52,11 +53,14 @@ async def hand_offs(url: str, rounds: int) -> list[float]:
     return latencies
 
 
-def _granted(status: int, answer: bytes) -> int:
+def _granted(status: int, answer: bytes) -> tuple[int, str]:
+    """The generation and grant of an acquire's answer: the holder's release names both."""
     if status != 200:
         raise RuntimeError(answer.decode(errors="replace"))
-    generation: int = json.loads(answer)["generation"]
-    return generation
+    acquired = json.loads(answer)
+    generation: int = acquired["generation"]
+    grant: str = acquired["grant"]
+    return generation, grant
 
 
 def main() -> None:

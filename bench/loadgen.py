@@ -138,7 +138,8 @@ def _batch(path: str, body: Callable[[int], bytes], done: bytes) -> Step:
     return step
 
 
-def steps(prefix: str) -> dict[str, Step]:
+def steps(prefix: str, grant: str | None = None) -> dict[str, Step]:
+    """The workloads' operations; release names `grant`, that of the prefilled leases."""
     lease_body = {"holder": HOLDER, "ttl_seconds": TTL_SECONDS}
 
     async def acquire(http: Http, _w: int, _n: int) -> int:
@@ -153,7 +154,7 @@ def steps(prefix: str) -> dict[str, Step]:
         return (await http.post(f"/v1/leases/{name}/renew", body))[0] == 200
 
     async def release(http: Http, worker: int, n: int) -> int:
-        body = {"holder": HOLDER, "generation": 1}
+        body = {"holder": HOLDER, "generation": 1, "grant": grant}
         return (await http.post(f"/v1/leases/{prefix}{worker}-{n}/release", body))[0] == 200
 
     async def cycle(http: Http, _w: int, _n: int) -> int:
@@ -161,7 +162,8 @@ def steps(prefix: str) -> dict[str, Step]:
         status, answer = await http.post(f"/v1/leases/{name}/acquire", lease_body)
         if status != 200:
             return 0
-        body = {"holder": HOLDER, "generation": json.loads(answer)["generation"]}
+        acquired = json.loads(answer)
+        body = {"holder": HOLDER, "generation": acquired["generation"], "grant": acquired["grant"]}
         return (await http.post(f"/v1/leases/{name}/release", body))[0] == 200
 
     async def claim_complete(http: Http, worker: int, n: int) -> int:
@@ -212,8 +214,10 @@ async def _run(
         await asyncio.gather(*(h.close() for h in opened))
 
 
-async def measure(url: str, workload: str, connections: int, seconds: float, prefix: str) -> str:
-    step = steps(prefix)[workload]
+async def measure(
+    url: str, workload: str, connections: int, seconds: float, prefix: str, grant: str | None
+) -> str:
+    step = steps(prefix, grant)[workload]
     latencies: list[float] = []
     done = errors = 0
 
@@ -273,14 +277,17 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--prefix", default="lg-", help="name prefix for fresh names")
+    parser.add_argument("--grant", help="release: the grant of the prefilled leases")
     parser.add_argument("--leases", type=int, default=10_000, help="idle: leases held")
     parser.add_argument("--renew-every", type=float, default=30.0, help="idle: seconds")
     parser.add_argument("--batch", type=int, default=1, help="idle: leases per renew request")
     a = parser.parse_args()
+    if a.workload == "release" and a.grant is None:
+        parser.error("release needs --grant")
     if a.workload == "idle":
         job = paced_renewals(a.url, a.leases, a.renew_every, a.connections, a.seconds, a.batch)
     else:
-        job = measure(a.url, a.workload, a.connections, a.seconds, a.prefix)
+        job = measure(a.url, a.workload, a.connections, a.seconds, a.prefix, a.grant)
     print(uvloop.run(job))
 
 

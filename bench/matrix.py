@@ -57,31 +57,35 @@ class Matrix:
     def __init__(self, systems: Systems, results: Results, log: Callable[[str], None]) -> None:
         self.systems, self.results, self.log = systems, results, log
 
-    def _load(self, system: str, workload: str, connections: int, prefix: str) -> Measurement:
+    def _load(
+        self, system: str, workload: str, connections: int, prefix: str, grant: str | None
+    ) -> Measurement:
         s, seconds = self.systems, self.results.seconds
         if system in ("tenure", "naive"):
             url = s.tenure.url if system == "tenure" else s.naive.url
-            return runners.http(
-                url, workload, connections, seconds, prefix, seed=zlib.crc32(prefix.encode())
-            )
+            seed = zlib.crc32(prefix.encode())
+            return runners.http(url, workload, connections, seconds, prefix, seed, grant)
         if system == "raw":
-            return runners.raw_asyncpg(s.database.url, workload, connections, seconds, prefix)
-        return pgbench.run(s.database, workload, connections, math.ceil(seconds), prefix)
+            return runners.raw_asyncpg(
+                s.database.url, workload, connections, seconds, prefix, grant
+            )
+        return pgbench.run(s.database, workload, connections, math.ceil(seconds), prefix, grant)
 
     def measure(self, system: str, workload: str, connections: int, run: int) -> Measurement:
         s = self.systems
         prefix = _prefix(system, workload, connections, run)
+        grant = None  # of the held leases a release run consumes, which its releases name
         if workload.startswith("release"):
             groups = _release_groups(system, connections)
             rate = HTTP_MAX_RATE if system in ("tenure", "naive") else SQL_MAX_RATE
             spread = 1.5 if groups > 1 else 1.2
             per_group = math.ceil(rate * self.results.seconds * spread / groups) + 100
-            asyncio.run(prefill(s.database.url, prefix, groups, per_group))
+            grant = asyncio.run(prefill(s.database.url, prefix, groups, per_group))
         app = CpuMeter(s.tenure.pid if system == "tenure" else s.naive.pid)
         db = CpuMeter(s.postmaster)
         app.start()
         db.start()
-        measured = self._load(system, workload, connections, prefix)
+        measured = self._load(system, workload, connections, prefix, grant)
         app_cpu = app.elapsed() if system in ("tenure", "naive") else measured.app_cpu_seconds
         measured = replace(
             measured,

@@ -28,25 +28,29 @@ WORKLOADS = ("acquire", "renew", "release", "cycle", "hot")
 _TPS = re.compile(r"^tps = ([0-9.]+) \(without initial connection time\)$", re.MULTILINE)
 
 
-def _statement(name: str, arguments: tuple[object, ...]) -> str:
-    """The statement with `$n` replaced by the n-th argument (SQL text; None is NULL)."""
+def _statement(name: str, arguments: tuple[object, ...], end: str = ";") -> str:
+    """The statement with `$n` replaced by the n-th argument (SQL text; None is NULL), ended by
+    `end`."""
     lines = [line for line in queries()[name].splitlines() if not line.lstrip().startswith("--")]
     values = ["NULL::text" if value is None else str(value) for value in arguments]
     return (
-        re.sub(r"\$(\d+)", lambda match: values[int(match.group(1)) - 1], "\n".join(lines)) + ";\n"
+        re.sub(r"\$(\d+)", lambda match: values[int(match.group(1)) - 1], "\n".join(lines))
+        + end
+        + "\n"
     )
 
 
-def script(workload: str, prefix: str) -> str:
+def script(workload: str, prefix: str, grant: str | None = None) -> str:
     """The pgbench script of a workload; fresh names are `prefix` + a random number, released
-    names `prefix<client>-<n>` in order (prefilled; pgbench keeps :n per client)."""
+    names `prefix<client>-<n>` in order (prefilled with `grant`; pgbench keeps :n per client).
+    A cycle releases with the generation and grant its acquire answered (\\gset)."""
     holder, ttl, first = f"'{HOLDER}'", f"{TTL_SECONDS}::float8", "1::bigint"
 
-    def acquire(name: str) -> str:
-        return _statement("acquire_lease", acquire_args(name, holder, ttl))
+    def acquire(name: str, end: str = ";") -> str:
+        return _statement("acquire_lease", acquire_args(name, holder, ttl), end)
 
-    def release(name: str) -> str:
-        return _statement("release_lease", release_args(name, holder, first))
+    def release(name: str, generation: str, grant: str) -> str:
+        return _statement("release_lease", release_args(name, holder, generation, grant))
 
     fresh, in_order = f"('{prefix}' || :n)", f"('{prefix}' || :client_id || '-' || :n)"
     if workload == "acquire":
@@ -56,9 +60,14 @@ def script(workload: str, prefix: str) -> str:
         renew = _statement("renew_lease", renew_args(name, holder, first, ttl))
         return f"\\set k random(0, {RENEW_POOL - 1})\n" + renew
     if workload == "release":
-        return "\\set n :n + 1\n" + release(in_order)
+        if grant is None:
+            raise ValueError("release needs the grant of the prefilled leases")
+        return "\\set n :n + 1\n" + release(in_order, first, f"'{grant}'")
     if workload == "cycle":
-        return "\\set n random(0, 999999999)\n" + acquire(fresh) + release(fresh)
+        # \gset ends the acquire in place of its semicolon: the answer's columns become :a_<name>.
+        acquired = acquire(fresh, end="\n\\gset a_")
+        release_it = release(fresh, ":a_generation", ":a_grant_id")
+        return "\\set n random(0, 999999999)\n" + acquired + release_it
     if workload == "hot":
         return acquire("'hot-pgbench'")
     raise ValueError(workload)
@@ -76,11 +85,16 @@ def _latencies(folder: Path) -> list[float]:
 
 
 def run(
-    database: Database, workload: str, connections: int, seconds: int, prefix: str
+    database: Database,
+    workload: str,
+    connections: int,
+    seconds: int,
+    prefix: str,
+    grant: str | None = None,
 ) -> Measurement:
     with tempfile.TemporaryDirectory(prefix="tnbpgb") as temporary:
         folder = Path(temporary)
-        (folder / "script.sql").write_text(script(workload, prefix))
+        (folder / "script.sql").write_text(script(workload, prefix, grant))
         command = [
             database.pgbench,
             "--no-vacuum",

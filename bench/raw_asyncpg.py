@@ -59,7 +59,8 @@ WORKLOADS = (
 )
 
 
-def steps(prefix: str) -> dict[str, Step]:
+def steps(prefix: str, grant: str | None = None) -> dict[str, Step]:
+    """The workloads' operations; release names `grant`, that of the prefilled leases."""
     q = queries()
 
     async def acquire(c: Connection, _w: int, _n: int) -> bool:
@@ -76,14 +77,15 @@ def steps(prefix: str) -> dict[str, Step]:
 
     async def release(c: Connection, worker: int, n: int) -> bool:
         name = f"{prefix}{worker}-{n}"
-        return await c.fetchrow(q["release_lease"], *release_args(name, HOLDER, 1)) is not None
+        arguments = release_args(name, HOLDER, 1, grant)
+        return await c.fetchrow(q["release_lease"], *arguments) is not None
 
     async def cycle(c: Connection, _w: int, _n: int) -> bool:
         name = f"{prefix}{random.randrange(10**9)}"
         row = await c.fetchrow(q["acquire_lease"], *acquire_args(name, HOLDER, TTL_SECONDS))
         if row is None:
             return False
-        arguments = release_args(name, HOLDER, row["generation"])
+        arguments = release_args(name, HOLDER, row["generation"], row["grant_id"])
         return await c.fetchrow(q["release_lease"], *arguments) is not None
 
     async def claim_complete(c: Connection, worker: int, n: int) -> bool:
@@ -127,8 +129,10 @@ def steps(prefix: str) -> dict[str, Step]:
     }
 
 
-async def measure(url: str, workload: str, connections: int, seconds: float, prefix: str) -> str:
-    step = steps(prefix)[workload]
+async def measure(
+    url: str, workload: str, connections: int, seconds: float, prefix: str, grant: str | None
+) -> str:
+    step = steps(prefix, grant)[workload]
     opened = [
         await asyncpg.connect(
             url, server_settings={"default_transaction_isolation": "read committed"}
@@ -168,7 +172,10 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--prefix", default="raw-", help="name prefix for fresh names")
+    parser.add_argument("--grant", help="release: the grant of the prefilled leases")
     arguments = parser.parse_args()
+    if arguments.workload == "release" and arguments.grant is None:
+        parser.error("release needs --grant")
     print(
         uvloop.run(
             measure(
@@ -177,6 +184,7 @@ def main() -> None:
                 arguments.connections,
                 arguments.seconds,
                 arguments.prefix,
+                arguments.grant,
             )
         )
     )

@@ -33,7 +33,13 @@ def _last_line(command: list[str], timeout: float) -> str:
 
 
 def wrk(
-    url: str, workload: str, connections: int, seconds: float, prefix: str, seed: int
+    url: str,
+    workload: str,
+    connections: int,
+    seconds: float,
+    prefix: str,
+    seed: int,
+    grant: str | None = None,
 ) -> Measurement:
     if WRK is None:
         raise RuntimeError("wrk is not installed")
@@ -49,6 +55,7 @@ def wrk(
         workload,
         prefix,
         str(seed),
+        *([] if grant is None else [grant]),
     ]
     report = json.loads(_last_line(command, seconds + GRACE_SECONDS))
     return Measurement(
@@ -60,7 +67,19 @@ def wrk(
     )
 
 
-def loadgen(url: str, workload: str, connections: int, seconds: float, prefix: str) -> Measurement:
+def _grant_option(grant: str | None) -> list[str]:
+    """The grant of the held leases a release run names (loadgen.py and raw_asyncpg.py)."""
+    return [] if grant is None else [f"--grant={grant}"]
+
+
+def loadgen(
+    url: str,
+    workload: str,
+    connections: int,
+    seconds: float,
+    prefix: str,
+    grant: str | None = None,
+) -> Measurement:
     command = [
         PYTHON,
         str(HERE / "loadgen.py"),
@@ -69,21 +88,33 @@ def loadgen(url: str, workload: str, connections: int, seconds: float, prefix: s
         f"--connections={connections}",
         f"--seconds={seconds}",
         f"--prefix={prefix}",
+        *_grant_option(grant),
     ]
     return Measurement.from_json(_last_line(command, seconds + GRACE_SECONDS))
 
 
 def http(
-    url: str, workload: str, connections: int, seconds: float, prefix: str, seed: int
+    url: str,
+    workload: str,
+    connections: int,
+    seconds: float,
+    prefix: str,
+    seed: int,
+    grant: str | None = None,
 ) -> Measurement:
     """wrk where it can express the workload and is installed, loadgen.py otherwise."""
     if WRK is not None and workload in WRK_SCRIPTS:
-        return wrk(url, workload, connections, seconds, prefix, seed)
-    return loadgen(url, workload, connections, seconds, prefix)
+        return wrk(url, workload, connections, seconds, prefix, seed, grant)
+    return loadgen(url, workload, connections, seconds, prefix, grant)
 
 
 def raw_asyncpg(
-    database_url: str, workload: str, connections: int, seconds: float, prefix: str
+    database_url: str,
+    workload: str,
+    connections: int,
+    seconds: float,
+    prefix: str,
+    grant: str | None = None,
 ) -> Measurement:
     command = [
         PYTHON,
@@ -93,5 +124,6 @@ def raw_asyncpg(
         f"--connections={connections}",
         f"--seconds={seconds}",
         f"--prefix={prefix}",
+        *_grant_option(grant),
     ]
     return Measurement.from_json(_last_line(command, seconds + GRACE_SECONDS))

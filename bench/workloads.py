@@ -62,8 +62,10 @@ def renew_many_args(
     return (names, generations, holder, ttl, None)  # $5 principal
 
 
-def release_args(name: object, holder: object, generation: object) -> tuple[object, ...]:
-    return (name, holder, generation, None, None)  # $4 principal, $5 grant
+def release_args(
+    name: object, holder: object, generation: object, grant: object
+) -> tuple[object, ...]:
+    return (name, holder, generation, None, grant)  # $4 principal
 
 
 def window_args(
@@ -84,7 +86,7 @@ ARITY = {
     "acquire_lease": len(acquire_args("", "", 0)),
     "renew_lease": len(renew_args("", "", 0, 0)),
     "renew_leases": len(renew_many_args([], [], "", 0)),
-    "release_lease": len(release_args("", "", 0)),
+    "release_lease": len(release_args("", "", 0, "")),
     "claim_window": len(window_args("", "", "", "", 0)),
     "complete_window": len(window_args("", "", "", "", 0)),
     "verify_fence": len(verify_args("", "", 0)),

@@ -1,13 +1,14 @@
 -- wrk script for the single-request workloads of bench/run.py; the same bodies as loadgen.py.
---   wrk -t1 -c16 -d3s -s bench/wrk.lua http://127.0.0.1:8080 -- WORKLOAD PREFIX SEED
+--   wrk -t1 -c16 -d3s -s bench/wrk.lua http://127.0.0.1:8080 -- WORKLOAD PREFIX SEED [GRANT]
 -- acquire: fresh random names; renew: random names of the held rn-0-<n> (n < 1000);
--- release: the held <prefix>0-<n> in order; verify: random resources fr-<n> against lease fl-0-0;
+-- release: the held <prefix>0-<n> in order, naming GRANT (the prefill's);
+-- verify: random resources fr-<n> against lease fl-0-0;
 -- hot: one name, hot-<prefix>, re-acquired by its holder; constant: the naive app's endpoint
 -- that answers without the database. done() prints one JSON line.
 local workload, prefix, counter = "acquire", "w-", 0
 local LEASE = '{"holder":"bench","ttl_seconds":60}'
 local HELD = '{"holder":"bench","generation":1,"ttl_seconds":60}'
-local RELEASE = '{"holder":"bench","generation":1}'
+local RELEASE -- names the grant, given by init()
 local VERIFY = '{"lease":"fl-0-0","generation":1}'
 
 wrk.method = "POST"
@@ -16,6 +17,9 @@ wrk.headers["Content-Type"] = "application/json"
 function init(args)
   workload, prefix = args[1], args[2]
   math.randomseed(tonumber(args[3]))
+  if workload == "release" then
+    RELEASE = '{"holder":"bench","generation":1,"grant":"' .. assert(args[4], "GRANT") .. '"}'
+  end
 end
 
 function request()

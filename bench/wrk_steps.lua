@@ -2,7 +2,7 @@
 -- loadgen.py measures them, so that the load client costs the shared cores as little as for the
 -- single-request workloads:
 --   wrk -t1 -c16 -d3s -s bench/wrk_steps.lua http://127.0.0.1:8080 -- WORKLOAD PREFIX SEED
--- cycle: acquire a fresh random name, then release it with the generation answered;
+-- cycle: acquire a fresh random name, then release it with the generation and grant answered;
 -- claim_complete: claim window <prefix><n> of job cwjob-<w> under the held lease cw-0-<w>, then
 -- complete it; n counts operations, w = n mod 64 (the held leases; loadgen.py and raw_asyncpg.py
 -- give each connection its own w, which wrk cannot tell apart; claims of one job's windows may
@@ -81,8 +81,9 @@ function response(status, headers, body)
       failed = failed + 1
     elseif type(began) == "number" then
       local generation = body:match('"generation":(%d+)')
+      local grant = body:match('"grant":"(%d+)"')
       queued[#queued + 1] = wrk.format(nil, "/v1/leases/" .. name .. "/release", nil,
-        '{"holder":"bench","generation":' .. generation .. '}')
+        '{"holder":"bench","generation":' .. generation .. ',"grant":"' .. grant .. '"}')
       started[name] = { began }
     else
       finished(began[1])
