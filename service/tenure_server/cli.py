@@ -124,11 +124,14 @@ def bump_generations_command(amount: int) -> None:
     settings = load_settings()
     _configure_logging(settings)
 
-    async def run() -> tuple[int, int]:
+    async def run() -> tuple[int, int, int]:
         return await bump_generations(await database_url(settings), amount)
 
     try:
-        leases, fences = asyncio.run(run())
+        leases, fences, floor = asyncio.run(run())
     except ValueError as error:
         raise ConfigurationError(str(error)) from None
-    print(f"bumped {leases} leases by {amount}; raised {fences} fences")
+    print(
+        f"bumped {leases} leases by {amount}; raised {fences} fences; "
+        f"new leases start above generation {floor}"
+    )

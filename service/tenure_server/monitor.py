@@ -81,6 +81,8 @@ class Monitor:
         self._metrics = metrics
         self.holder = holder or default_holder()
         self.holding: Holding | None = None
+        # The latest acquire's grant: the release at stop names it (it is required).
+        self._grant: str | None = None
         self._targets = {target.id: target for target in config.webhooks}
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -101,12 +103,12 @@ class Monitor:
                 await task
         self._tasks = []
         holding, self.holding = self.holding, None
-        if holding is not None:
+        if holding is not None and self._grant is not None:
             # Hand over at once instead of after the TTL.
             with contextlib.suppress(TenureError, TimeoutError):
                 async with asyncio.timeout(RELEASE_TIMEOUT_SECONDS):
                     await self._operations.release(
-                        holding.lease, holding.holder, holding.generation
+                        holding.lease, holding.holder, holding.generation, None, self._grant
                     )
         if self._http is not None:
             await self._http.aclose()
@@ -147,6 +149,7 @@ class Monitor:
             self.holding = None
             return None
         self.holding = Holding(MONITOR_LEASE, self.holder, lease.generation)
+        self._grant = lease.grant_id
         return self.holding
 
     async def _evaluate(self, holding: Holding, now: datetime) -> None:

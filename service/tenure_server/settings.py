@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     pool_max_size: int = Field(default=10, ge=1)
     pool_acquire_timeout_seconds: float = Field(default=5.0, gt=0)
     statement_timeout_ms: int = Field(default=5000, ge=0)
-    lock_timeout_ms: int = Field(default=2000, ge=0)
+    lock_timeout_ms: int = Field(default=4000, ge=0)
     min_ttl_seconds: float = Field(default=1.0, gt=0)
     max_ttl_seconds: float = Field(default=3600.0, gt=0)
     max_wait_seconds: float = Field(default=60.0, ge=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.api.test_leases import held, problem
+from tests.api.test_leases import held, problem, release
 
 
 async def verify(
@@ -17,11 +17,9 @@ async def verify(
 
 async def hand_out(api: httpx.AsyncClient, lease: str, generations: int) -> None:
     for generation in range(1, generations + 1):
-        await held(api, lease, f"h{generation}")
-        await api.post(
-            f"/v1/leases/{lease}/release",
-            json={"holder": f"h{generation}", "generation": generation},
-        )
+        holding = await held(api, lease, f"h{generation}")
+        assert holding["generation"] == generation
+        assert (await release(api, holding)).status_code == 200
 
 
 async def test_verify_records_and_accepts_equal_generations(api: httpx.AsyncClient) -> None:

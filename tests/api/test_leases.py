@@ -23,6 +23,18 @@ async def held(api: httpx.AsyncClient, name: str, holder: str, ttl: float = 30) 
     return body
 
 
+async def release(api: httpx.AsyncClient, lease: dict[str, Any]) -> httpx.Response:
+    """Release the holding an acquire or renew answered, naming its grant."""
+    return await api.post(
+        f"/v1/leases/{lease['name']}/release",
+        json={
+            "holder": lease["holder"],
+            "generation": lease["generation"],
+            "grant": lease["grant"],
+        },
+    )
+
+
 def problem(response: httpx.Response, status: int, slug: str) -> dict[str, Any]:
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == PROBLEM

@@ -15,7 +15,7 @@ async def test_a_bump_expires_leases_and_refuses_every_older_generation(
     every generation handed out before it."""
     await api.post("/v1/leases/close-day/acquire", json={"holder": "a", "ttl_seconds": 60})
     await api.post("/v1/fences/payments/verify", json={"lease": "close-day", "generation": 1})
-    assert await bump_generations(database_url, 1000) == (1, 1)
+    assert await bump_generations(database_url, 1000) == (1, 1, 1001)
     renew = await api.post(
         "/v1/leases/close-day/renew", json={"holder": "a", "generation": 1, "ttl_seconds": 60}
     )

@@ -19,7 +19,7 @@ from tenure_server.db.notifications import ReleaseNotifications
 from tenure_server.db.operations import Operations
 from tenure_server.db.pool import create_pool
 from tenure_server.db.repository import Acquire, Release, Renew, Repository, Verify
-from tenure_server.domain.fences import Fence
+from tenure_server.domain.fences import Fence, LeaseGeneration
 from tests.integration.test_events import events
 
 
@@ -292,25 +292,24 @@ async def test_concurrent_renews_each_get_their_own_answer(
 async def test_one_statement_releases_each_name_as_a_single_release_would(
     repository: Repository, database_url: str
 ) -> None:
-    """The holding named (and its latest grant, when one is named): released, with its event.
-    Another generation, an older grant, a holding already released: left out, for
-    release_lease to explain."""
+    """The holding named with its latest grant: released, with its event. Another generation,
+    an older grant, a holding already released: left out, for release_lease to explain."""
+    grants = {}
     for name in ("plain", "granted", "regranted", "released", "moved"):
-        await repository.acquire_lease(name, "a", 30, None)
-    granted = await repository.get_lease("granted")
-    regranted = await repository.get_lease("regranted")
-    assert granted is not None
-    assert regranted is not None
+        acquired = await repository.acquire_lease(name, "a", 30, None)
+        assert acquired is not None
+        assert acquired[0].grant_id is not None
+        grants[name] = acquired[0].grant_id
     await repository.renew_lease("regranted", "a", 1, 30, None)  # its grant is older now
-    await repository.release_lease("released", "a", 1, None)
+    await repository.release_lease("released", "a", 1, None, grants["released"])
     before = len(await events(database_url))
     released = await repository.release_coalesced(
         [
-            Release("plain", "a", 1, None, None),
-            Release("granted", "a", 1, None, granted.grant_id),
-            Release("regranted", "a", 1, None, regranted.grant_id),
-            Release("released", "a", 1, None, None),
-            Release("moved", "a", 2, None, None),
+            Release("plain", "a", 1, None, grants["plain"]),
+            Release("granted", "a", 1, None, grants["granted"]),
+            Release("regranted", "a", 1, None, grants["regranted"]),
+            Release("released", "a", 1, None, grants["released"]),
+            Release("moved", "a", 2, None, grants["moved"]),
         ]
     )
     assert set(released) == {"plain", "granted"}
@@ -405,7 +404,9 @@ class _MovesBeforeExplaining(Repository):
     """Hands `job` to its next holder (generation 2) after a statement refused a verify and
     before the refusal is explained: the race the explanation may lose."""
 
-    async def explain_fences(self, verifies: list[Verify]) -> list[tuple[Fence | None, int | None]]:
+    async def explain_fences(
+        self, verifies: list[Verify]
+    ) -> list[tuple[Fence | None, LeaseGeneration | None]]:
         async with self.connection() as connection:
             await connection.execute(
                 "UPDATE leases SET generation = 2, holder = 'b' WHERE name = 'job'"

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tenure_server.domain import errors
-from tenure_server.domain.fences import Fence, verify_refusal
+from tenure_server.domain.fences import Fence, LeaseGeneration, verify_refusal
 from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome, renew_refusal
 from tenure_server.domain.limits import Limits
 from tenure_server.domain.names import (
@@ -26,7 +26,8 @@ from tenure_server.domain.windows import (
 )
 
 T = datetime(2026, 9, 25, 3, 5, tzinfo=UTC)
-LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, "p", "100", True, 30.0)
+GRANT = "100"
+LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, "p", GRANT, True, 30.0)
 WINDOW = Window("j", "w", "l", "a", 3, 1, T, None)
 MINE = Holding("l", "a", 3, "p")
 LIMITS = Limits(1, 3600, 60, 500, 100, 1000)
@@ -55,13 +56,16 @@ def test_renew_refusal_tells_a_lost_lease_from_another_principal() -> None:
 def test_release_outcome() -> None:
     """Unknown lease: not found; other holding: lost; other principal: forbidden; already
     released by me: the lease."""
-    assert isinstance(release_outcome("l", "a", 3, "p", None), errors.LeaseNotFound)
-    assert isinstance(release_outcome("l", "a", 2, "p", LEASE), errors.LeaseLost)
-    assert isinstance(release_outcome("l", "b", 3, "p", LEASE), errors.LeaseLost)
-    assert isinstance(release_outcome("l", "a", 3, "x", LEASE), errors.HoldingOfAnotherPrincipal)
+    assert isinstance(release_outcome("l", "a", 3, "p", None, GRANT), errors.LeaseNotFound)
+    assert isinstance(release_outcome("l", "a", 2, "p", LEASE, GRANT), errors.LeaseLost)
+    assert isinstance(release_outcome("l", "b", 3, "p", LEASE, GRANT), errors.LeaseLost)
+    assert isinstance(
+        release_outcome("l", "a", 3, "x", LEASE, GRANT), errors.HoldingOfAnotherPrincipal
+    )
     released = LEASE._replace(released_at=T, held=False)
-    assert release_outcome("l", "a", 3, "p", released) == released
-    assert release_outcome("l", "a", 3, "p", LEASE) is None
+    assert release_outcome("l", "a", 3, "p", released, GRANT) == released
+    assert release_outcome("l", "a", 3, "p", LEASE, GRANT) is None
+    assert isinstance(release_outcome("l", "a", 3, "p", LEASE, "1"), errors.LeaseLost)
 
 
 @pytest.mark.parametrize(
@@ -102,20 +106,34 @@ def test_complete_outcome(window: Window | None, held: LeaseState, expected: typ
     assert outcome is None if expected is None else isinstance(outcome, expected)
 
 
+def HANDED(generation: int) -> LeaseGeneration:
+    return LeaseGeneration(generation, forced=False)
+
+
+def FORCED(generation: int) -> LeaseGeneration:
+    return LeaseGeneration(generation, forced=True)
+
+
 @pytest.mark.parametrize(
     ("fence", "current", "generation", "expected"),
     [
-        (Fence("r", "other", 1, T), 5, 5, errors.FenceLeaseMismatch),
+        (Fence("r", "other", 1, T), HANDED(5), 5, errors.FenceLeaseMismatch),
         (None, None, 1, errors.UnknownGeneration),
-        (Fence("r", "l", 1, T), 3, 4, errors.UnknownGeneration),
-        (Fence("r", "l", 4, T), 5, 3, errors.StaleGeneration),
-        (Fence("r", "l", 3, T), 5, 4, None),
+        (Fence("r", "l", 1, T), HANDED(3), 4, errors.UnknownGeneration),
+        (Fence("r", "l", 4, T), HANDED(5), 3, errors.StaleGeneration),
+        (Fence("r", "l", 3, T), HANDED(5), 4, errors.StaleGeneration),
+        (None, HANDED(5), 4, errors.StaleGeneration),
+        (None, FORCED(5), 4, errors.StaleGeneration),
+        (Fence("r", "l", 5, T), FORCED(5), 5, errors.UnknownGeneration),
+        (Fence("r", "l", 3, T), HANDED(5), 5, None),
+        (None, HANDED(5), 5, None),
     ],
 )
 def test_verify_refusal(
-    fence: Fence | None, current: int | None, generation: int, expected: type | None
+    fence: Fence | None, current: LeaseGeneration | None, generation: int, expected: type | None
 ) -> None:
-    """Another lease, a forged generation, a stale one — each has its own refusal."""
+    """Another lease, a forged generation, one below the lease's current generation (fenced yet
+    or not), the generation a force-release handed to nobody — each has its own refusal."""
     refusal = verify_refusal("r", "l", generation, fence, current)
     assert refusal is None if expected is None else isinstance(refusal, expected)
 

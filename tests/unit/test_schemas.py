@@ -71,18 +71,24 @@ def test_a_lease_answer_is_the_json_of_its_leaseout(lease: Lease) -> None:
 
 
 @pytest.mark.parametrize(
-    ("renewed", "lost"),
-    [(LEASES, [("gone", 3), ("never", 1)]), ([], [("gone", 3)]), (LEASES[:1], [])],
-    ids=["both", "all-lost", "none-lost"],
+    ("renewed", "lost", "undecided"),
+    [
+        (LEASES, [("gone", 3), ("never", 1)], []),
+        ([], [("gone", 3)], []),
+        (LEASES[:1], [], []),
+        (LEASES[:1], [("gone", 3)], [("locked", 2)]),
+    ],
+    ids=["both", "all-lost", "none-lost", "undecided"],
 )
 def test_a_batch_renew_answer_is_the_json_of_its_renewmanyresult(
-    renewed: list[Lease], lost: list[tuple[str, int]]
+    renewed: list[Lease], lost: list[tuple[str, int]], undecided: list[tuple[str, int]]
 ) -> None:
     model = RenewManyResult(
         renewed=[LeaseOut.of(lease) for lease in renewed],
         lost=[HoldingRefOut(name=name, generation=generation) for name, generation in lost],
+        undecided=[HoldingRefOut(name=name, generation=gen) for name, gen in undecided],
     )
-    response = renewals_json(renewed, lost)
+    response = renewals_json(renewed, lost, undecided)
     assert response.body == model.__pydantic_serializer__.to_json(model)
     assert response.media_type == "application/json"
 

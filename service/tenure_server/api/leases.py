@@ -104,10 +104,10 @@ async def renew_many_leases(context: Context, body: RenewManyRequest, _: Receive
     names = [name for name, _ in holdings]
     context.limits.batch(names)
     context.caller.require("client", "renew", *names)
-    renewed, lost = await context.operations.renew_many(
+    renewals = await context.operations.renew_many(
         holdings, body.holder, context.limits.ttl(body.ttl_seconds), context.caller.name
     )
-    return renewals_json(renewed, lost)
+    return renewals_json(*renewals)
 
 
 @router.post(

@@ -100,11 +100,10 @@ class RenewManyRequest(_Body):
 class ReleaseRequest(_Body):
     holder: Holder
     generation: Generation
-    grant: str | None = Field(
-        default=None,
+    grant: str = Field(
         pattern=r"^[0-9]{1,20}$",
-        description="The `grant` of the caller's latest acquire or renew: the release then ends "
-        "nothing if the holder was granted the lease again after sending it.",
+        description="The `grant` of the caller's latest acquire or renew (required): the release "
+        "ends nothing if the holder was granted the lease again after sending it.",
     )
 
 
@@ -197,6 +196,11 @@ class HoldingRefOut(BaseModel):
 class RenewManyResult(BaseModel):
     renewed: list[LeaseOut] = Field(description="Holdings renewed, with their new expiry.")
     lost: list[HoldingRefOut] = Field(description="Holdings no longer held: stop their work.")
+    undecided: list[HoldingRefOut] = Field(
+        default_factory=list,
+        description="Holdings whose lease row another transaction (a fenced write) kept locked "
+        "past the lock timeout: neither renewed nor lost; retry them as after a 503.",
+    )
 
 
 class WindowOut(BaseModel):
@@ -314,6 +318,7 @@ _RENEWALS_JSON = TypeAdapter[Any](
         {
             "renewed": list.__class_getitem__(_LEASE_FIELDS),
             "lost": list.__class_getitem__(_fields_of(HoldingRefOut)),
+            "undecided": list.__class_getitem__(_fields_of(HoldingRefOut)),
         },
     )
 )
@@ -342,11 +347,14 @@ def lease_json(lease: Lease) -> Response:
     return Response(_LEASE_JSON.dump_json(lease_fields(lease)), media_type="application/json")
 
 
-def renewals_json(renewed: list[Lease], lost: list[tuple[str, int]]) -> Response:
+def renewals_json(
+    renewed: list[Lease], lost: list[tuple[str, int]], undecided: list[tuple[str, int]]
+) -> Response:
     """The batch renew's RenewManyResult answer, rendered likewise: a batch builds hundreds."""
     document = {
         "renewed": [lease_fields(lease) for lease in renewed],
         "lost": [{"name": name, "generation": generation} for name, generation in lost],
+        "undecided": [{"name": name, "generation": generation} for name, generation in undecided],
     }
     return Response(_RENEWALS_JSON.dump_json(document), media_type="application/json")
 

@@ -14,8 +14,9 @@ _SQL = parse(resources.files("tenure_server.db.sql").joinpath("admin.sql").read_
 MAX_BUMP = 2**62
 
 
-async def bump_generations(dsn: str, amount: int) -> tuple[int, int]:
-    """Move every generation ahead by `amount`; returns (leases bumped, fences raised)."""
+async def bump_generations(dsn: str, amount: int) -> tuple[int, int, int]:
+    """Move every generation ahead by `amount`; returns (leases bumped, fences raised, the new
+    generation floor: a lease unknown to the table starts above it)."""
     if not 1 <= amount <= MAX_BUMP:
         raise ValueError(f"--by must be between 1 and {MAX_BUMP}")
     connection = await asyncpg.connect(dsn)
@@ -25,4 +26,4 @@ async def bump_generations(dsn: str, amount: int) -> tuple[int, int]:
         await connection.close()
     if row is None:
         raise RuntimeError("bump_generations returned no row")
-    return int(row["leases"]), int(row["fences"])
+    return int(row["leases"]), int(row["fences"]), int(row["floor"])

@@ -156,7 +156,7 @@ class Operations:
                     # Withdraw only a holding this request began, and only while its grant is the
                     # latest: the same holder may hold it through another request (a retry,
                     # answered 200) that re-acquired or renewed before or after this one.
-                    if began:
+                    if began and lease.grant_id is not None:
                         await self._repository.release_lease(
                             name, holder, lease.generation, principal, lease.grant_id
                         )
@@ -282,23 +282,50 @@ class Operations:
         holder: str,
         ttl: float,
         principal: str | None = None,
-    ) -> tuple[list[Lease], list[tuple[str, int]]]:
-        """Renew many holdings of one holder in one statement: the renewed leases, and the
-        (name, generation) pairs that are lost (expired, released, taken over, or never held)."""
-        renewed = await self._repository.renew_leases(holdings, holder, ttl, principal)
+    ) -> tuple[list[Lease], list[tuple[str, int]], list[tuple[str, int]]]:
+        """Renew many holdings of one holder in one statement: the renewed leases, the
+        (name, generation) pairs that are lost (expired, released, taken over, or never held),
+        and those left undecided (their row stayed locked past the lock timeout)."""
+        renewed, refused = await self._repository.renew_leases(holdings, holder, ttl, principal)
         kept = {lease.name for lease in renewed}
-        lost = [(name, generation) for name, generation in holdings if name not in kept]
+        skipped = [
+            (name, generation)
+            for name, generation in holdings
+            if name not in kept and name not in refused
+        ]
+        # Rows another transaction holds (a fenced one, FOR SHARE): each decided alone, after
+        # its lock, so one busy lease costs the batch neither the others nor a timeout.
+        undecided: list[tuple[str, int]] = []
+        alone = [self._renew_alone(name, holder, gen, ttl, principal) for name, gen in skipped]
+        for holding, lease in zip(skipped, await asyncio.gather(*alone), strict=True):
+            if isinstance(lease, Lease):
+                renewed.append(lease)
+                kept.add(lease.name)
+            elif lease is not None:
+                undecided.append(holding)
+        waiting = {name for name, _ in undecided}
+        lost = [(name, gen) for name, gen in holdings if name not in kept and name not in waiting]
         for name, generation in lost:
             self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
-        return renewed, lost
+        return renewed, lost, undecided
+
+    async def _renew_alone(
+        self, name: str, holder: str, generation: int, ttl: float, principal: str | None
+    ) -> Lease | StorageUnavailable | None:
+        """renew_lease for one holding a batch skipped: the lease, None when refused, or why it
+        could not be decided (its row still locked at the lock timeout)."""
+        try:
+            return await self._repository.renew_lease(name, holder, generation, ttl, principal)
+        except StorageUnavailable as error:
+            return error
 
     async def release(
         self,
         name: str,
         holder: str,
         generation: int,
-        principal: str | None = None,
-        grant: str | None = None,
+        principal: str | None,
+        grant: str,
     ) -> Lease:
         lease = None
         if self._releases is not None:

@@ -17,7 +17,7 @@ import asyncpg
 from tenure_server.db.queries import QUERIES
 from tenure_server.domain.errors import StorageUnavailable
 from tenure_server.domain.events import FenceEvent, LeaseEvent, LeaseEventKind
-from tenure_server.domain.fences import Fence
+from tenure_server.domain.fences import Fence, LeaseGeneration
 from tenure_server.domain.leases import Lease
 from tenure_server.domain.windows import Holding, LeaseState, Window
 
@@ -69,7 +69,7 @@ class Release:
     holder: str
     generation: int
     principal: str | None
-    grant: str | None
+    grant: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +177,17 @@ class Repository:
         holder: str,
         ttl: float,
         principal: str | None,
-    ) -> list[Lease]:
+    ) -> tuple[list[Lease], set[str]]:
+        """The leases renewed, and the names of those refused (already lost). A holding in
+        neither was skipped, its row locked by another transaction: renew_lease decides it."""
         names = [name for name, _ in holdings]
         generations = [generation for _, generation in holdings]
-        return _leases(
+        answered = _leases(
             await self._fetch("renew_leases", names, generations, holder, ttl, principal)
         )
+        # The statement answers a refusal with the lease as it is and no grant.
+        renewed = [lease for lease in answered if lease.grant_id is not None]
+        return renewed, {lease.name for lease in answered if lease.grant_id is None}
 
     async def release_lease(
         self,
@@ -190,7 +195,7 @@ class Repository:
         holder: str,
         generation: int,
         principal: str | None,
-        grant: str | None = None,
+        grant: str,
     ) -> Lease | None:
         return _lease(
             await self._fetchrow("release_lease", name, holder, generation, principal, grant)
@@ -246,7 +251,9 @@ class Repository:
         rows = await self._fetch("verify_fences", *_columns(verifies))
         return {row["resource"]: _fence_of(row) for row in rows}
 
-    async def explain_fences(self, verifies: list[Verify]) -> list[tuple[Fence | None, int | None]]:
+    async def explain_fences(
+        self, verifies: list[Verify]
+    ) -> list[tuple[Fence | None, LeaseGeneration | None]]:
         """For each verify, in order: its fence as it is (None: none yet), and its lease's
         current generation (None: no such lease). A read taken after refusals, to say why."""
         resources, leases, _ = _columns(verifies)
@@ -255,7 +262,7 @@ class Repository:
         return [
             (
                 _fence(found[r]) if found[r]["resource"] is not None else None,
-                found[r]["lease_generation"],
+                _lease_generation(found[r]),
             )
             for r in resources
         ]
@@ -290,7 +297,8 @@ def _acquired(row: Record) -> Acquired:
     if not new:
         return lease, None
     kind: LeaseEventKind = "taken_over" if took_over else "acquired"
-    before = lease.generation - 1 or None
+    # A new row (no previous holder) starts above the generation floor, after no generation.
+    before = None if previous is None else lease.generation - 1
     return lease, LeaseEvent(kind, lease.name, lease.holder, lease.generation, previous, before)
 
 
@@ -332,6 +340,12 @@ def _window(row: Record | None) -> Window | None:
 
 def _fence(row: Record | None) -> Fence | None:
     return None if row is None else _fence_of(row)
+
+
+def _lease_generation(row: Record) -> LeaseGeneration | None:
+    if row["lease_generation"] is None:
+        return None
+    return LeaseGeneration(row["lease_generation"], row["lease_forced"])
 
 
 def _fence_of(row: Record) -> Fence:

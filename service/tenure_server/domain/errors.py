@@ -118,7 +118,8 @@ class WindowLeaseMismatch(TenureError):
 class StaleGeneration(TenureError):
     def __init__(self, resource: str, generation: int, highest: int) -> None:
         super().__init__(
-            f"generation {generation} is lower than {highest}, the highest seen by {resource!r}"
+            f"generation {generation} is lower than {highest}, the highest seen by {resource!r} "
+            "or handed out by its lease"
         )
         self.highest = highest
 

@@ -21,22 +21,36 @@ class Fence:
     updated_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class LeaseGeneration:
+    """A lease's current generation, and whether force-release moved it there (handing it to
+    nobody)."""
+
+    generation: int
+    forced: bool
+
+
 def verify_refusal(
     resource: str,
     lease: str,
     generation: int,
     fence: Fence | None,
-    lease_generation: int | None,
+    current: LeaseGeneration | None,
 ) -> TenureError | None:
     """Why a verify did not advance the fence; None when the state moved meanwhile.
 
-    A generation above the lease's current one was never handed out: accepting it would raise the
-    fence past every real holder and lock the resource for everyone, so it is refused.
+    A generation below the lease's current one is stale on every resource, fenced yet or not: a
+    later holding (or a force-release, or a restore's bump) superseded it. One above it was never
+    handed out, nor was the one a force-release moved to: accepting either would raise the fence
+    past every real holder and lock the resource for everyone.
     """
     if fence is not None and fence.lease != lease:
         return FenceLeaseMismatch(resource, fence.lease)
-    if lease_generation is None or generation > lease_generation:
-        return UnknownGeneration(lease, generation, lease_generation)
-    if fence is not None and fence.highest > generation:
-        return StaleGeneration(resource, generation, fence.highest)
+    if current is None or generation > current.generation:
+        return UnknownGeneration(lease, generation, None if current is None else current.generation)
+    highest = max(current.generation, fence.highest if fence is not None else 0)
+    if generation < highest:
+        return StaleGeneration(resource, generation, highest)
+    if current.forced:
+        return UnknownGeneration(lease, generation, current.generation)
     return None

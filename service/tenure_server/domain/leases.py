@@ -63,7 +63,7 @@ def release_outcome(
     generation: int,
     principal: str | None,
     current: Lease | None,
-    grant: str | None = None,
+    grant: str,
 ) -> Lease | LeaseLost | LeaseNotFound | HoldingOfAnotherPrincipal | None:
     """The answer to a release that updated no row.
 
@@ -80,7 +80,7 @@ def release_outcome(
         return HoldingOfAnotherPrincipal(name)
     if current.released_at is not None:
         return current
-    if grant is not None and current.grant_id != grant:
+    if current.grant_id != grant:
         return LeaseLost(name, generation)
     return None
 

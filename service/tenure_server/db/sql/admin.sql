@@ -3,16 +3,33 @@
 -- name: bump_generations
 -- $1 amount. After a restore that may have lost writes, every lease jumps ahead by $1 and
 -- expires, and every fence is raised to its lease's new generation, so nothing handed out before
--- (or lost after) the restore point is accepted again. One statement: all of it or none.
+-- (or lost after) the restore point is accepted again. The generation floor, where a lease the
+-- restore forgot entirely starts again, rises above every generation still known and by $1 more:
+-- its lost generations were at most the old floor plus the acquires since the restore point.
+-- Fences are locked in resource order, as verify_fences locks them, so a verify batch running
+-- meanwhile cannot deadlock with the bump. One statement: all of it or none.
 WITH bumped AS (
     UPDATE leases
        SET generation = generation + $1, expires_at = least(expires_at, now())
     RETURNING name, generation
+), locked AS MATERIALIZED (
+    SELECT f.resource, b.generation
+      FROM fences AS f
+      JOIN bumped AS b ON f.lease = b.name
+     ORDER BY f.resource
+       FOR NO KEY UPDATE OF f
 ), fenced AS (
     UPDATE fences AS f
-       SET highest_generation = b.generation, updated_at = now()
-      FROM bumped AS b
-     WHERE f.lease = b.name AND f.highest_generation < b.generation
+       SET highest_generation = locked.generation, updated_at = now()
+      FROM locked
+     WHERE f.resource = locked.resource AND f.highest_generation < locked.generation
     RETURNING f.resource
+), floor AS (
+    UPDATE tenure_generation_floor
+       SET generation = greatest(generation,
+                                 (SELECT max(generation) - $1 FROM bumped),
+                                 (SELECT max(highest_generation) FROM fences)) + $1
+    RETURNING generation
 )
-SELECT (SELECT count(*) FROM bumped) AS leases, (SELECT count(*) FROM fenced) AS fences;
+SELECT (SELECT count(*) FROM bumped) AS leases, (SELECT count(*) FROM fenced) AS fences,
+       (SELECT generation FROM floor) AS floor;
