@@ -215,20 +215,30 @@ class Verifications:
 
 @dataclass(frozen=True, slots=True)
 class Renewals:
-    """What a batch renew did: the holdings renewed (each with its new expiry), and the
-    (name, generation) holdings that are no longer held — stop their work."""
+    """What a batch renew did: the holdings renewed (each with its new expiry), the
+    (name, generation) holdings that are no longer held — stop their work — and those left
+    undecided (a fenced transaction kept the lease row locked): retry them."""
 
     renewed: tuple[Lease, ...]
     lost: tuple[tuple[str, int], ...]
+    undecided: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Renewals:
         renewed = _field(data, "renewed", list)
-        lost = [_mapping(entry) for entry in _field(data, "lost", list)]
         return cls(
             renewed=tuple(Lease.from_json(_mapping(entry)) for entry in renewed),
-            lost=tuple((_field(e, "name", str), _field(e, "generation", int)) for e in lost),
+            lost=_holdings(_field(data, "lost", list)),
+            # Absent from services older than the field.
+            undecided=_holdings(data.get("undecided", [])),
         )
+
+
+def _holdings(entries: object) -> tuple[tuple[str, int], ...]:
+    if not isinstance(entries, list):
+        raise ValueError(f"expected a list, got {entries!r}")
+    holdings = [_mapping(entry) for entry in entries]
+    return tuple((_field(e, "name", str), _field(e, "generation", int)) for e in holdings)
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from tenure import _protocol as P
-from tenure._errors import LeaseLost, TenureError, TransportError
+from tenure._errors import LeaseLost, ServiceUnavailable, TenureError, TransportError
 from tenure._models import Renewals
 from tenure._renewal import renewal_verdict, retry_after
 from tenure._retry import NO_RETRY
@@ -124,11 +124,15 @@ class _Schedule(Generic[H]):
     def answered(self, batch: Batch[H], sent_at: float, renewals: Renewals) -> list[H]:
         """Count the answer; the handles it ended."""
         renewed = {lease.name: lease for lease in renewals.renewed}
+        undecided = set(renewals.undecided)
         ended = []
         for entry in batch:
             handle = entry.handle
             lease = renewed.get(handle.name)
-            if lease is None or lease.generation != handle.generation:
+            if (handle.name, handle.generation) in undecided:
+                # Its row stayed locked (a fenced transaction): as if its request had failed.
+                ended += self.failed([entry], _undecided(handle), time.monotonic())
+            elif lease is None or lease.generation != handle.generation:
                 handle._renewal_failed(_reported_lost(handle))
                 ended.append(handle)
             elif handle._renewed(sent_at, lease):
@@ -168,6 +172,12 @@ def _reported_lost(handle: H) -> LeaseLost:
         f"lease {handle.name!r} generation {handle.generation}: the renewal answered that this"
         " holding is gone (expired, released or taken over)",
         generation=handle.generation,
+    )
+
+
+def _undecided(handle: H) -> ServiceUnavailable:
+    return ServiceUnavailable(
+        f"lease {handle.name!r}: its row stayed locked by another transaction; retrying"
     )
 
 

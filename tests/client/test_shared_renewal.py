@@ -201,3 +201,46 @@ async def _generation(database_url: str, name: str) -> int:
         return generation
     finally:
         await connection.close()
+
+
+@pytest.fixture
+def short_lock_timeout(database_url: str) -> Iterator[LiveService]:
+    """A service that waits at most 0.2 s for a locked lease row."""
+    live = LiveService(Settings(database_url=database_url, lock_timeout_ms=200))
+    live.start()
+    yield live
+    live.stop()
+
+
+@pytest.mark.slow
+def test_a_holding_left_undecided_by_a_fenced_transaction_is_retried_not_lost(
+    short_lock_timeout: LiveService, database_url: str
+) -> None:
+    """A fenced transaction holds one lease row FOR SHARE across a few renewals: the batch
+    answers that holding `undecided`, and its handle retries instead of ending; both handles
+    keep their leases, and the busy one is renewed once the transaction commits."""
+    interval, recording = 0.2, Recording()
+    with Tenure(short_lock_timeout.url, transport=recording) as client, ExitStack() as stack:
+        busy, other = (
+            stack.enter_context(client.lease(name, 3.0, renew_every=interval))
+            for name in ("busy", "other")
+        )
+
+        async def hold_row() -> None:
+            connection = await asyncpg.connect(database_url)
+            try:
+                async with connection.transaction():
+                    await connection.execute("SELECT 1 FROM leases WHERE name = 'busy' FOR SHARE")
+                    await asyncio.sleep(1.2)
+            finally:
+                await connection.close()
+
+        asyncio.run(hold_row())
+        time.sleep(3 * interval)
+        for handle in (busy, other):
+            handle.check()
+            lease = client.get_lease(handle.name)
+            assert lease.held
+            assert lease.generation == handle.generation
+            assert lease.expires_in_seconds > 2.0
+        assert all(status == 200 for _, status in recording.renewals)
