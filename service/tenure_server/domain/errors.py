@@ -131,10 +131,16 @@ class FenceLeaseMismatch(TenureError):
 
 
 class UnknownGeneration(TenureError):
-    def __init__(self, lease: str, generation: int, current: int | None) -> None:
+    def __init__(
+        self, lease: str, generation: int, current: int | None, *, forced: bool = False
+    ) -> None:
         super().__init__(
             f"lease {lease!r} never handed out generation {generation}"
-            + ("" if current is None else f" (its current generation is {current})")
+            + (
+                ": a force-release moved the lease to it and no holder has held it"
+                if forced
+                else ("" if current is None else f" (its current generation is {current})")
+            )
         )
         self.current = current
 

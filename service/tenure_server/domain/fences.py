@@ -52,5 +52,5 @@ def verify_refusal(
     if generation < highest:
         return StaleGeneration(resource, generation, highest)
     if current.forced:
-        return UnknownGeneration(lease, generation, current.generation)
+        return UnknownGeneration(lease, generation, current.generation, forced=True)
     return None
