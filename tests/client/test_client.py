@@ -88,21 +88,23 @@ async def test_async_renew_many(service_url: str) -> None:
         assert renewals.lost == ()
 
 
-def test_verify_fences_accepts_per_resource_and_refuses_with_the_single_verify_error(
-    client: Tenure, service_url: str
-) -> None:
-    """One request verifies a holding's generation on many resources; each refusal carries the
-    exception a single verify would raise."""
+def test_verify_fences_decides_each_resource_as_a_single_verify(client: Tenure) -> None:
+    """One request verifies a holding's generation on many resources: a superseded generation is
+    refused on every one, even one that never saw its successor, each refusal carrying the
+    exception a single verify would raise; the current generation is accepted."""
     first = client.acquire("job", 30)
     client.release(first)
     second = client.acquire("job", 30)
     client.verify_fence("ledger", second)
     verdicts = client.verify_fences(["ledger", "orders", "stock"], "job", first.generation)
-    assert [fence.resource for fence in verdicts.accepted] == ["orders", "stock"]
-    (refusal,) = verdicts.refused
-    assert (refusal.resource, refusal.lease, refusal.generation) == ("ledger", "job", 1)
-    assert isinstance(refusal.error, StaleGeneration)
-    assert refusal.error.highest == second.generation
+    assert verdicts.accepted == ()
+    assert [refusal.resource for refusal in verdicts.refused] == ["ledger", "orders", "stock"]
+    for refusal in verdicts.refused:
+        assert (refusal.lease, refusal.generation) == ("job", 1)
+        assert isinstance(refusal.error, StaleGeneration)
+        assert refusal.error.highest == second.generation
+    current = client.verify_fences(["orders", "stock"], second)
+    assert [fence.resource for fence in current.accepted] == ["orders", "stock"]
 
 
 async def test_async_verify_fences(service_url: str) -> None:

@@ -94,7 +94,13 @@ def test_blocked_renewals_mark_a_sync_lease_lost_within_one_ttl(proxy: Proxy) ->
         assert TTL - INTERVAL - SLACK <= noticed[0] <= TTL + SLACK
         assert len(losses) == 1
         assert losses[0].status is None  # decided locally, by the monotonic clock
-        assert not client.get_lease("job").held  # released on exit once the link was back
+        # Released on exit once the link was back; or, when a renewal reached the service but
+        # its answer was swallowed, the release names an older grant and ends nothing: the
+        # holding then expires within its TTL.
+        deadline = time.monotonic() + TTL + SLACK
+        while client.get_lease("job").held:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
 
 
 @pytest.mark.slow
