@@ -43,7 +43,7 @@ def close_day(ctx: RunContext) -> int:
         post_commission(
             store,
             ctx.window,
-            idempotency_key=ctx.idempotency_key("store", store),  # close-day-2026-09-24-store-42
+            idempotency_key=ctx.idempotency_key("store", store),  # close-day/2026-09-24/store/42
             headers=ctx.fencing_headers(),  # Fencing-Token: close-day/<generation>
         )
     return len(STORES)

@@ -69,7 +69,7 @@ def client() -> Tenure:
 def close_stores(ctx: RunContext) -> int:
     for store in STORES:
         ctx.check()  # stop between stores if the lease was lost
-        key = ctx.idempotency_key("store", store)  # close-day-2026-09-24-store-42
+        key = ctx.idempotency_key("store", store)  # close-day/2026-09-24/store/42
         print(f"close {ctx.window} store {store} key={key} {ctx.fencing_headers()}")
     return len(STORES)
 

@@ -7,7 +7,7 @@
 
 Run the last command in two terminals at once: one pays, the other prints `skipped: held`; run
 it again and it prints `skipped: completed`. Each payout carries the holding's fencing token
-and an idempotency key of the occurrence (`daily-close-2026-09-25-store-42`), so:
+and an idempotency key of the occurrence (`daily-close/2026-09-25/store/42`), so:
 
 - a copy that was paused past its lease (try `kill -STOP`, wait 30 s, `kill -CONT`) is answered
   409 stale-generation by the API as soon as the new holder has paid anything, and stops;

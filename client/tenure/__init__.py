@@ -100,7 +100,13 @@ from tenure._schedule import (
     scheduled_occurrence,
     window_key,
 )
-from tenure._tokens import FENCING_HEADER, fencing_headers, format_token, parse_token
+from tenure._tokens import (
+    FENCING_HEADER,
+    fencing_headers,
+    format_token,
+    idempotency_key,
+    parse_token,
+)
 
 __version__ = "0.1.0"
 
@@ -186,6 +192,7 @@ __all__ = [
     "fencing_hook",
     "fencing_token",
     "format_token",
+    "idempotency_key",
     "next_occurrence",
     "once_per",
     "parse_token",

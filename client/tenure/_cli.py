@@ -44,7 +44,7 @@ from tenure._supervisor import (
 RUN_EPILOG = f"""\
 environment given to COMMAND:
   TENURE_JOB, TENURE_LEASE, TENURE_WINDOW, TENURE_GENERATION, TENURE_ATTEMPT,
-  TENURE_IDEMPOTENCY_KEY (<job>-<window>), TENURE_FENCING_TOKEN (<lease>/<generation>)
+  TENURE_IDEMPOTENCY_KEY (<job>/<window>), TENURE_FENCING_TOKEN (<lease>/<generation>)
 
 exit status:
   the command's own  it ran (128+N if killed by signal N; 126/127: not executable/not found)

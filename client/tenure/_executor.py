@@ -43,7 +43,7 @@ from tenure._client import AsyncTenure, Tenure
 from tenure._config import DEFAULT_TTL
 from tenure._errors import LeaseHeld, WindowCompleted
 from tenure._models import JobSpec
-from tenure._tokens import fencing_headers, format_token
+from tenure._tokens import fencing_headers, format_token, idempotency_key
 
 if TYPE_CHECKING:
     from tenure._schedule import KeyFormat
@@ -118,9 +118,10 @@ class RunContext:
         return fencing_headers(self.lease, self.generation)
 
     def idempotency_key(self, *parts: object) -> str:
-        """`job-window-part-…`: the same for every attempt of this occurrence, so a receiver
-        that deduplicates by it applies each effect once (`close-day-2026-09-25-store-42`)."""
-        return "-".join([self.job, self.window, *(str(part) for part in parts)])
+        """`job/window/part/…`: the same for every attempt of this occurrence, so a receiver
+        that deduplicates by it applies each effect once (`close-day/2026-09-25/store/42`);
+        never the same for two occurrences or parts (see `tenure.idempotency_key`)."""
+        return idempotency_key(self.job, self.window, *parts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@
 
 The command runs only if this process takes the job's lease and the window is not completed. It
 gets, in its environment, TENURE_JOB, TENURE_LEASE, TENURE_WINDOW, TENURE_GENERATION,
-TENURE_ATTEMPT, TENURE_IDEMPOTENCY_KEY (`<job>-<window>`) and TENURE_FENCING_TOKEN
+TENURE_ATTEMPT, TENURE_IDEMPOTENCY_KEY (`<job>/<window>`) and TENURE_FENCING_TOKEN
 (`<lease>/<generation>`, the value of the `Fencing-Token` header). While it runs, the lease is
 renewed in the background. If the lease is lost, the command's process group gets SIGTERM, then
 SIGKILL after `--grace` seconds. SIGINT and SIGTERM sent to `tenure run` are forwarded to it. The
@@ -49,6 +49,7 @@ from tenure._errors import (
 )
 from tenure._lease import LeaseHandle
 from tenure._models import JobSpec
+from tenure._tokens import idempotency_key
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -146,7 +147,7 @@ def _environment(options: RunOptions, handle: LeaseHandle, attempt: int) -> dict
         TENURE_WINDOW=options.window,
         TENURE_GENERATION=str(handle.generation),
         TENURE_ATTEMPT=str(attempt),
-        TENURE_IDEMPOTENCY_KEY=f"{options.job}-{options.window}",
+        TENURE_IDEMPOTENCY_KEY=idempotency_key(options.job, options.window),
         TENURE_FENCING_TOKEN=handle.fencing_token,
     )
     return environment

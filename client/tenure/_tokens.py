@@ -1,4 +1,6 @@
-"""The fencing token on the wire: header `Fencing-Token: <lease>/<generation>`.
+"""Tokens on the wire: the fencing token, and the idempotency key of an occurrence.
+
+The fencing token is the header `Fencing-Token: <lease>/<generation>`.
 
 A protected resource (an HTTP service behind the fencing middleware, a database write that checks
 the generation) refuses a request whose generation is lower than the highest it has seen for the
@@ -8,13 +10,25 @@ lease. The format is exact so that every reader agrees on it:
   "/", so the first "/" separates the two parts);
 - the generation: a positive decimal integer up to 2**63 - 1, without sign, leading zeros or
   whitespace.
+
+The idempotency key names one effect of one occurrence of a job, the same on every attempt:
+`<job>/<window>/<part>/…` (`close-day/2026-09-25/store/42`). Job names and window keys never
+contain "/" or "%"; in the free-form parts "%" is written `%25` and "/" `%2F`, so every "/" is a
+separator and two different (job, window, parts) never share a key.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["FENCING_HEADER", "MAX_GENERATION", "fencing_headers", "format_token", "parse_token"]
+__all__ = [
+    "FENCING_HEADER",
+    "MAX_GENERATION",
+    "fencing_headers",
+    "format_token",
+    "idempotency_key",
+    "parse_token",
+]
 
 FENCING_HEADER = "Fencing-Token"
 MAX_GENERATION = 2**63 - 1  # PostgreSQL bigint
@@ -58,3 +72,15 @@ def parse_token(value: str) -> tuple[str, int]:
 def fencing_headers(lease: str, generation: int) -> dict[str, str]:
     """`{"Fencing-Token": "<lease>/<generation>"}`, to merge into a request's headers."""
     return {FENCING_HEADER: format_token(lease, generation)}
+
+
+def idempotency_key(job: str, window: str, *parts: object) -> str:
+    """`idempotency_key("close-day", "2026-09-25", "store", 42)` is
+    `"close-day/2026-09-25/store/42"`: each part as `str(part)`, with "%" and "/" escaped
+    (`%25`, `%2F`) so that distinct (job, window, parts) never give the same key."""
+    return "/".join(_escape(str(component)) for component in (job, window, *parts))
+
+
+def _escape(component: str) -> str:
+    # "%" first: the "%" that escapes "/" must not be escaped again.
+    return component.replace("%", "%25").replace("/", "%2F")

@@ -87,7 +87,7 @@ def test_run_keeps_the_lease_past_the_ttl_and_exports_the_run(
         "TENURE_WINDOW": "2026-09-24",
         "TENURE_GENERATION": "1",
         "TENURE_ATTEMPT": "1",
-        "TENURE_IDEMPOTENCY_KEY": "close-day-2026-09-24",
+        "TENURE_IDEMPOTENCY_KEY": "close-day/2026-09-24",
         "TENURE_FENCING_TOKEN": "close-day/1",
     }
     assert client.get_window("close-day", "2026-09-24").completed

@@ -84,7 +84,7 @@ def test_context_names_the_occurrence_and_carries_the_fencing_token(client: Tenu
 
     result = run_once(client, "close-day", "2026-09-25", work, lease="close-day-lock")
     assert result.value == {
-        "key": "close-day-2026-09-25-store-42",
+        "key": "close-day/2026-09-25/store/42",
         "headers": {"Fencing-Token": "close-day-lock/1"},
         "lease": "close-day-lock",
         "lost": False,
