@@ -107,6 +107,12 @@ from tenure._tokens import (
     idempotency_key,
     parse_token,
 )
+    FENCING_HEADER,
+    fencing_headers,
+    format_token,
+    idempotency_key,
+    parse_token,
+)
 
 __version__ = "0.1.0"
 
@@ -186,6 +192,7 @@ __all__ = [
     "check_cron",
     "check_timezone",
     "check_token",
+    "idempotency_key",
     "current_fencing_token",
     "fenced",
     "fencing_headers",

@@ -55,6 +55,7 @@ __all__ = ["AsyncTenure", "Tenure"]
 
 T = TypeVar("T")
 Holding = P.Holding
+Granted = P.Granted
 
 
 def _holdings(leases: Iterable[Holding | tuple[str, int]]) -> list[tuple[str, int]]:
@@ -267,15 +268,15 @@ class Tenure(_Config):
         return self._call(P.renew_many(self.holder, _holdings(leases), ttl))
 
     def release(
-        self, lease: Holding | str, generation: int | None = None, *, grant: str | None = None
+        self, lease: Granted | str, generation: int | None = None, *, grant: str | None = None
     ) -> Lease:
         """End this client's holding now. Releasing again is answered with the same lease.
 
-        `grant` (the `grant` of the latest acquire or renew answer) makes a late release end
-        nothing if this holder was granted the lease again after sending it; lease handles
-        always send it."""
-        name, number = P.holding_of(lease, generation)
-        return self._call(P.release(name, self.holder, number, grant))
+        The release names the grant of the latest acquire or renew: give that answer (or a
+        lease handle), or a name with `generation` and `grant`. A release naming an older grant
+        ends nothing (`LeaseLost`): this holder was granted the lease again since."""
+        name, number, granted = P.grant_of(lease, generation, grant)
+        return self._call(P.release(name, self.holder, number, granted))
 
     def get_lease(self, name: str) -> Lease:
         return self._call(P.get_lease(name))
@@ -493,10 +494,11 @@ class AsyncTenure(_Config):
         return await self._call(P.renew_many(self.holder, _holdings(leases), ttl))
 
     async def release(
-        self, lease: Holding | str, generation: int | None = None, *, grant: str | None = None
+        self, lease: Granted | str, generation: int | None = None, *, grant: str | None = None
     ) -> Lease:
-        name, number = P.holding_of(lease, generation)
-        return await self._call(P.release(name, self.holder, number, grant))
+        """As `Tenure.release`."""
+        name, number, granted = P.grant_of(lease, generation, grant)
+        return await self._call(P.release(name, self.holder, number, granted))
 
     async def get_lease(self, name: str) -> Lease:
         return await self._call(P.get_lease(name))

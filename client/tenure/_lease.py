@@ -123,6 +123,12 @@ class _Handle:
         return self._config.holder
 
     @property
+    def grant(self) -> str | None:
+        """The grant of the latest successful acquire or renew: what the release names."""
+        with self._lock:
+            return self._grant
+
+    @property
     def lost(self) -> bool:
         """True once the lease is, or may be, lost; it never turns back to False. After the block,
         it keeps the value it had when the block ended."""
@@ -246,9 +252,8 @@ class _Handle:
     def _release_request(self) -> P.Request[Lease]:
         # Naming the latest grant: a release that arrives late must not end a holding this
         # holder was granted again after sending it.
-        with self._lock:
-            grant = self._grant
-        return P.release(self.name, self._config.holder, self.generation, grant)
+        name, generation, grant = P.grant_of(self, None, None)
+        return P.release(name, self._config.holder, generation, grant)
 
     def _release_options(self, lost: bool) -> _CallOptions:
         """Releasing is a courtesy (the lease expires by itself): bounded in time, and tried once

@@ -54,6 +54,7 @@ from tenure._models import (
 
 __all__ = [
     "PROBLEM_PREFIX",
+    "Granted",
     "Holding",
     "Request",
     "WaitPlan",
@@ -67,6 +68,7 @@ __all__ = [
     "get_lease",
     "get_overview",
     "get_window",
+    "grant_of",
     "holding_of",
     "list_jobs",
     "list_leases",
@@ -94,6 +96,13 @@ class Holding(Protocol):
 
     @property
     def generation(self) -> int: ...
+
+
+class Granted(Holding, Protocol):
+    """A holding and the grant of its latest acquire or renew: a `Lease` answer, a handle."""
+
+    @property
+    def grant(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +164,26 @@ def holding_of(lease: Holding | str, generation: int | None) -> tuple[str, int]:
     return lease.name, lease.generation
 
 
+def grant_of(
+    lease: Granted | str, generation: int | None, grant: str | None
+) -> tuple[str, int, str]:
+    """(lease name, generation, grant) from a handle or `Lease`, or from a name, a generation
+    and a grant: what a release names."""
+    if isinstance(lease, str):
+        if grant is None:
+            raise TypeError(
+                "a grant (of the latest acquire or renew answer) is needed when the lease is"
+                " given by name"
+            )
+        return *holding_of(lease, generation), grant
+    name, number = holding_of(lease, generation)
+    if lease.grant is None:
+        raise ValueError(f"lease {name!r} names no grant: give the latest acquire or renew answer")
+    if grant is not None and grant != lease.grant:
+        raise ValueError(f"grant {grant} contradicts the lease's {lease.grant}")
+    return name, number, lease.grant
+
+
 # Operations ---------------------------------------------------------------------------------
 
 
@@ -179,10 +208,10 @@ def renew_many(holder: str, holdings: list[tuple[str, int]], ttl: float) -> Requ
     return Request("POST", "/v1/leases/renew", Renewals.from_json, body)
 
 
-def release(name: str, holder: str, generation: int, grant: str | None = None) -> Request[Lease]:
-    body: dict[str, object] = {"holder": holder, "generation": generation}
-    if grant is not None:
-        body["grant"] = grant
+def release(name: str, holder: str, generation: int, grant: str) -> Request[Lease]:
+    """End the holding that `grant` (of its latest acquire or renew) names: a release that
+    arrives after the holder was granted the lease again ends nothing (`lease-lost`)."""
+    body = {"holder": holder, "generation": generation, "grant": grant}
     return Request("POST", _lease_path(name, "release"), Lease.from_json, body)
 
 

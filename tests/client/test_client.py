@@ -33,7 +33,8 @@ def test_sync_client_runs_every_operation(client: Tenure, service_url: str) -> N
         True,
     )
     assert client.acquire("close-day", 30).generation == 1  # idempotent for the same holder
-    assert client.renew(lease, 30).generation == 1
+    lease = client.renew(lease, 30)  # the latest answer: its grant is the one a release names
+    assert lease.generation == 1
     assert client.get_lease("close-day").holder == client.holder
     client.acquire("close-week", 30)
     page = client.list_leases(prefix="close-", limit=1)
@@ -56,8 +57,9 @@ def test_sync_client_runs_every_operation(client: Tenure, service_url: str) -> N
 async def test_async_client_runs_every_operation(service_url: str) -> None:
     """The async client has the same operations with the same answers."""
     async with AsyncTenure(service_url) as client:
-        lease = await client.acquire("close-day", 30)
-        assert (await client.renew(lease, 30)).generation == lease.generation
+        acquired = await client.acquire("close-day", 30)
+        lease = await client.renew(acquired, 30)
+        assert lease.generation == acquired.generation
         assert (await client.get_lease("close-day")).held
         assert [item.name for item in (await client.list_leases()).items] == ["close-day"]
         await client.claim_window("close-day", "w1", lease)
@@ -65,7 +67,22 @@ async def test_async_client_runs_every_operation(service_url: str) -> None:
         assert (await client.get_window("close-day", "w1")).completed
         assert len((await client.list_windows("close-day")).items) == 1
         assert (await client.verify_fence("ledger", lease)).highest == lease.generation
+        with pytest.raises(LeaseLost):
+            await client.release(acquired)  # granted again (renewed) since: ends nothing
         assert not (await client.release(lease)).held
+
+
+def test_a_release_names_the_grant_so_a_late_one_ends_nothing(client: Tenure) -> None:
+    """A release from an older answer (the holder was granted the lease again since) ends
+    nothing: `LeaseLost`, and the lease stays held. By name, the grant must be given."""
+    acquired = client.acquire("job", 30)
+    latest = client.renew(acquired, 30)
+    with pytest.raises(LeaseLost):
+        client.release(acquired)
+    assert client.get_lease("job").held
+    with pytest.raises(TypeError, match="grant"):
+        client.release("job", latest.generation)
+    assert not client.release("job", latest.generation, grant=latest.grant).held
 
 
 def test_renew_many_renews_what_is_held_and_names_what_is_lost(
@@ -92,10 +109,10 @@ def test_verify_fences_decides_each_resource_as_a_single_verify(client: Tenure) 
     """One request verifies a holding's generation on many resources: a superseded generation is
     refused on every one, even one that never saw its successor, each refusal carrying the
     exception a single verify would raise; the current generation is accepted."""
-    client.release(first)
     second = client.acquire("job", 30)
     client.verify_fence("ledger", second)
     verdicts = client.verify_fences(["ledger", "orders", "stock"], "job", first.generation)
+    assert verdicts.accepted == ()
     assert verdicts.accepted == ()
     assert verdicts.accepted == ()
     assert [refusal.resource for refusal in verdicts.refused] == ["ledger", "orders", "stock"]
@@ -103,6 +120,8 @@ def test_verify_fences_decides_each_resource_as_a_single_verify(client: Tenure) 
         assert (refusal.lease, refusal.generation) == ("job", 1)
         assert isinstance(refusal.error, StaleGeneration)
         assert refusal.error.highest == second.generation
+    current = client.verify_fences(["orders", "stock"], second)
+    assert [fence.resource for fence in current.accepted] == ["orders", "stock"]
     current = client.verify_fences(["orders", "stock"], second)
     assert [fence.resource for fence in current.accepted] == ["orders", "stock"]
     current = client.verify_fences(["orders", "stock"], second)

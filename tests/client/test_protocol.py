@@ -235,7 +235,11 @@ def test_requests_for_each_operation() -> None:
     renew = P.renew("a", "h", 3, 90)
     assert (renew.method, renew.path) == ("POST", "/v1/leases/a/renew")
     assert renew.json == {"holder": "h", "generation": 3, "ttl_seconds": 90}
-    assert P.release("a", "h", 3).json == {"holder": "h", "generation": 3}
+    release = P.release("a", "h", 3, "4711")
+    assert (release.path, release.json) == (
+        "/v1/leases/a/release",
+        {"holder": "h", "generation": 3, "grant": "4711"},
+    )
     assert (P.get_lease("a").method, P.get_lease("a").path) == ("GET", "/v1/leases/a")
     listing = P.list_leases("close", 5, "cur")
     assert listing.params == {"prefix": "close", "limit": 5, "cursor": "cur"}
