@@ -1,5 +1,6 @@
 """The harness's own PostgreSQL: pgserver's binaries in a fresh data folder, on a loopback port,
-that the nemesis can stop (`fast` or `immediate`) and start again.
+that the nemesis can stop (`fast` or `immediate`) and start again — or clone as a streaming
+standby (`pg_basebackup`) and promote (`chaos.replication` puts the two together).
 
 pgserver itself starts a server on a unix socket and stops it when the last process using it
 exits; the harness needs a TCP port (the service reaches the database through `chaos.proxy`) and
@@ -45,6 +46,7 @@ BASE_SETTINGS: Mapping[str, str] = {
 REPORTED_SETTINGS = (
     "server_version",
     "synchronous_commit",
+    "synchronous_standby_names",
     "fsync",
     "full_page_writes",
     "wal_level",
@@ -70,6 +72,11 @@ def _as_system_user() -> tuple[str | None, Path | None]:
     return SYSTEM_USER, Path(entry.pw_dir)
 
 
+def url_of(port: int, database: str = "postgres") -> str:
+    """The URL of `database` on a server (or a proxy in front of one) on 127.0.0.1:`port`."""
+    return f"postgresql://postgres@127.0.0.1:{port}/{database}"
+
+
 class EmbeddedPostgres:
     """One PostgreSQL server in `root/data`, on 127.0.0.1:`port`."""
 
@@ -80,13 +87,13 @@ class EmbeddedPostgres:
         self.log = self.root / "postgres.log"
         self.port = port
         self.user, _ = _as_system_user()
-        self.running = False
 
     def url(self, database: str = "postgres") -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+        return url_of(self.port, database)
 
     def _run(self, program: str, *arguments: str, timeout: float = PG_CTL_TIMEOUT) -> None:
         """Run one of pgserver's programs; its error output is in the exception if it fails."""
+        self._reach()
         command = [str(Path(POSTGRES_BIN_PATH) / program), *arguments]
         try:
             subprocess.run(  # noqa: S603 - pgserver's own binaries, arguments built here
@@ -102,25 +109,57 @@ class EmbeddedPostgres:
             failed = f"{program} {' '.join(arguments)}: exit {error.returncode}"
             raise RuntimeError(f"{failed}: {said}") from error
 
-    def initialize(self, settings: Mapping[str, str] | None = None) -> None:
-        """initdb, then write the settings (BASE_SETTINGS, then `settings`) to its config."""
+    def _own_root(self) -> None:
+        """Give the root folder to the server's user."""
         if self.user is not None:
             shutil.chown(self.root, self.user)
             self.root.chmod(0o755)
-            for parent in self.root.parents:  # let the server's user reach its folder
+
+    def _reach(self) -> None:
+        """Let the server's user reach its folder. Done again before each program: a pytest
+        session that starts meanwhile puts its base folder (/tmp/pytest-of-<user>) back to 0700."""
+        if self.user is not None:
+            for parent in self.root.parents:
                 parent.chmod(parent.stat().st_mode | 0o055)
-        self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "-E", "utf8")
-        lines = [f"{key} = {value}" for key, value in {**BASE_SETTINGS, **(settings or {})}.items()]
+
+    def _configure(self, settings: Mapping[str, str]) -> None:
+        """Append settings to the server's config (a later line wins over an earlier one)."""
+        lines = "".join(f"{key} = {value}\n" for key, value in settings.items())
         with (self.data / "postgresql.conf").open("a", encoding="utf-8") as config:
-            config.write("\n# chaos harness\nport = {}\n{}\n".format(self.port, "\n".join(lines)))
+            config.write(f"\n# chaos harness\n{lines}")
+
+    def initialize(self, settings: Mapping[str, str] | None = None) -> None:
+        """initdb, then write the settings (BASE_SETTINGS, then `settings`) to its config."""
+        self._own_root()
+        self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "-E", "utf8")
+        self._configure({"port": str(self.port), **BASE_SETTINGS, **(settings or {})})
+
+    def clone(self, source_port: int, upstream_port: int, name: str) -> None:
+        """Become a standby of the server on `source_port`: a base backup of it, streaming from
+        then on through `upstream_port` (the address that follows the primary) as `name`, the
+        application name `synchronous_standby_names` refers to. Its settings are the source's."""
+        self._own_root()
+        self._run(
+            "pg_basebackup",
+            *("-h", "127.0.0.1", "-p", str(source_port), "-U", "postgres"),
+            *("-D", str(self.data), "-X", "stream", "-c", "fast"),
+        )
+        conninfo = f"host=127.0.0.1 port={upstream_port} user=postgres application_name={name}"
+        self._configure({"port": str(self.port), "primary_conninfo": f"'{conninfo}'"})
+        signal_file = self.data / "standby.signal"
+        signal_file.touch()
+        if self.user is not None:
+            shutil.chown(signal_file, self.user)
 
     def start(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "start")
-        self.running = True
 
     def stop(self, mode: StopMode = "fast") -> None:
-        self.running = False
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")
+
+    def promote(self) -> None:
+        """End recovery: the standby becomes a primary, on a new timeline."""
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "promote")
 
     def postmaster_pid(self) -> int | None:
         try:

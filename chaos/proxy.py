@@ -1,11 +1,13 @@
 """An asyncio TCP proxy on loopback, in a thread with its own event loop, that the nemesis can
 disturb: add delay (each direction on its own), stop forwarding (a black hole), reset every
-connection (RST), and reset new connections as they arrive.
+connection (RST), and reset new connections as they arrive. It is also a floating address:
+`retarget` moves it to another server, as an HA manager moves a virtual IP after a failover.
 
     proxy = Proxy(target_port=5432, seed=1)
     port = proxy.start()                # the service connects to 127.0.0.1:port
     proxy.set_delay(upstream=0.05, downstream=0.2, jitter=0.1)
     proxy.blackhole(True)               # bytes are held, nothing arrives
+    proxy.retarget(5433)                # new connections go to 127.0.0.1:5433
     proxy.heal()                        # no delay, forwarding; held connections are reset
     proxy.stop()
 
@@ -195,8 +197,21 @@ class Proxy:
         self._delay = _Delay(upstream, downstream, jitter)
 
     def blackhole(self, on: bool) -> None:
-        """Stop (or resume) forwarding: bytes are held, and arrive when it is turned off."""
-        self._loop.call_soon_threadsafe(self.forwarding.clear if on else self.forwarding.set)
+        """Stop (or resume) forwarding: bytes are held, and arrive when it is turned off. Returns
+        once it is in effect, so the caller knows what is sent afterwards is held."""
+        applied = threading.Event()
+
+        def apply() -> None:
+            self.forwarding.clear() if on else self.forwarding.set()
+            applied.set()
+
+        self._loop.call_soon_threadsafe(apply)
+        applied.wait(START_TIMEOUT)
+
+    def retarget(self, port: int) -> None:
+        """Lead new connections to `port`; the open ones, to the old server, are reset."""
+        self.target_port = port
+        self.reset()
 
     def refuse(self, on: bool) -> None:
         """Reset new connections as soon as they are accepted."""
