@@ -1,6 +1,10 @@
-"""Everything one run starts — the database, the proxy, the service replicas, the downstream app
-and the workers — in order, and its teardown, which kills whatever is left (process groups, the
-database) however the run ended."""
+"""Everything one run starts — the database (and its standby, with F10), the proxies, the service
+replicas, the downstream app and the workers — in order, and its teardown, which kills whatever
+is left (process groups, the databases) however the run ended.
+
+Nothing reaches the database but through a floating address (`Databases.address`), which a
+failover repoints: the service through the proxy F5 disturbs, the workers and the downstream app
+through a quiet one."""
 
 from __future__ import annotations
 
@@ -18,10 +22,11 @@ from pathlib import Path
 from chaos import facts
 from chaos.actor import Actor
 from chaos.cluster import Cluster, Processes, free_port, service_env, wait_ready
-from chaos.database import EmbeddedPostgres, execute
+from chaos.database import execute, url_of
 from chaos.history import Recorder
 from chaos.nemesis import Targets
 from chaos.proxy import Proxy
+from chaos.replication import Databases
 from chaos.worker import WorkerConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +68,10 @@ class Options:
     def storm_count(self) -> int:
         return self.storm_processes if "F7" in self.faults else 0
 
+    @property
+    def standby(self) -> bool:
+        return "F10" in self.faults
+
 
 class Lab:
     def __init__(self, options: Options, run: Path) -> None:
@@ -71,8 +80,11 @@ class Lab:
         for folder in ("history", "ready", "state", "workers"):
             (run / folder).mkdir(parents=True, exist_ok=True)
         self.processes = Processes(run / "logs")
-        self.database = EmbeddedPostgres(free_port(), run / "pg")
-        self.proxy = Proxy(self.database.port, seed=options.seed)
+        self.databases = Databases(
+            run, standby=options.standby, synchronous=options.variant != "async-replication"
+        )
+        self.proxy = self.databases.address(seed=options.seed)  # the service's, F5 disturbs it
+        self.address = self.databases.address()  # the workers' and the downstream app's
         self.slow: list[Proxy] = []
         self.cluster: Cluster | None = None
         self.downstream_url: str | None = None
@@ -86,14 +98,12 @@ class Lab:
 
     async def start(self) -> None:
         await self._database()
-        self.proxy.start()
         extra = {"TENURE_ALLOW_ASYNC_COMMIT": "true"} if self._async_commit else {}
-        url = f"postgresql://postgres@127.0.0.1:{self.proxy.port}/tenure"
-        env = service_env(url, self.run / "service", extra)
+        env = service_env(url_of(self.proxy.port, "tenure"), self.run / "service", extra)
         self.cluster = Cluster(self.processes, self.options.replica_count, env)
         await self.cluster.start(0)  # migrates
         await asyncio.gather(*(self.cluster.start(n) for n in range(1, len(self.cluster.replicas))))
-        await execute(self.database.url("tenure"), facts.SQL_WRITES_TABLE)
+        await execute(self.databases.primary.url("tenure"), facts.SQL_WRITES_TABLE)
         await self._downstream()
         if self.options.variant == "arrival-deadline":
             for replica in self.cluster.replicas:
@@ -109,9 +119,8 @@ class Lab:
         return self.options.variant == "async-commit"
 
     async def _database(self) -> None:
-        await asyncio.to_thread(self.database.initialize)
-        await asyncio.to_thread(self.database.start)
-        admin = self.database.url()
+        await self.databases.start()
+        admin = self.databases.primary.url()
         await execute(admin, "CREATE DATABASE tenure", "CREATE DATABASE downstream")
         if self._async_commit:  # the negative control: acknowledged commits may be lost
             await execute(
@@ -122,10 +131,10 @@ class Lab:
             )
 
     async def _downstream(self) -> None:
-        port = free_port()
+        port, database = free_port(), url_of(self.address.port, "downstream")
         process = self.processes.start(
             "downstream",
-            [sys.executable, "-m", "chaos.downstream", str(port), self.database.url("downstream")],
+            [sys.executable, "-m", "chaos.downstream", str(port), database],
             self._python_env(),
         )
         self.downstream_url = f"http://127.0.0.1:{port}"
@@ -149,7 +158,7 @@ class Lab:
             mode=mode,
             run=str(self.run),
             services=services,
-            database=self.database.url("tenure"),
+            database=url_of(self.address.port, "tenure"),
             downstream=self.downstream_url,
             leases=options.lease_names,
             ttl_min=options.ttl_min,
@@ -206,7 +215,7 @@ class Lab:
             self.run,
             self.processes,
             self.cluster,
-            self.database,
+            self.databases,
             self.proxy,
             self.workers,
             self.window_workers,
@@ -230,7 +239,8 @@ class Lab:
         every = [*self.workers, *self.window_workers, *self.storm]
         await asyncio.to_thread(self.processes.stop, every)
         await self._final_acquires()
-        found = await facts.collect(self.database.url("tenure"), self.database.url("downstream"))
+        primary = self.databases.primary
+        found = await facts.collect(primary.url("tenure"), primary.url("downstream"))
         (self.run / "facts.json").write_text(json.dumps(found.to_json()), encoding="utf-8")
 
     async def _final_acquires(self) -> None:
@@ -265,9 +275,9 @@ class Lab:
         with contextlib.suppress(Exception):
             self.proxy.heal()
         await asyncio.to_thread(self.processes.kill_all)
-        for proxy in (*self.slow, self.proxy):
+        for proxy in self.slow:
             with contextlib.suppress(Exception):
                 proxy.stop()
-        await asyncio.to_thread(self.database.destroy)
+        await asyncio.to_thread(self.databases.destroy)
         with contextlib.suppress(Exception):
             self.recorder.close()

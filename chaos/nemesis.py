@@ -12,6 +12,10 @@ liveness probe (an acquire of a lease of its own, retried until it succeeds).
     F7  a storm: 64 clients race for one lease with a 100 ms TTL
     F8  a window worker is paused between its claim and its completion, past the TTL
     F9  (a topology, not an event) several replicas, clients pick one at random per request
+    F10 database failover (with a streaming standby, `chaos.replication`): the standby's stream
+        is black-holed, an acquire is made, the workload goes on for a moment (its commits are
+        on the primary alone, or wait for the standby), then the primary is crashed, the standby
+        promoted, every address repointed to it, and a new standby cloned from it
 
 Faults run one at a time, so each heal is followed by its own probe; a fault that could not
 heal before the end of the run is not started.
@@ -31,14 +35,22 @@ from typing import Any
 
 from chaos.actor import Actor
 from chaos.cluster import Cluster, Processes
-from chaos.database import EmbeddedPostgres, StopMode, lease_generations
+from chaos.database import StopMode, lease_generations
 from chaos.history import Recorder
 from chaos.proxy import Proxy
+from chaos.replication import Databases
 
-FAULTS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9")
+FAULTS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10")
 PROBE_LEASE = "chaos.probe"
 DURABILITY_LEASE = "chaos.durability"
 PROBE_INTERVAL = 0.05
+# About what a failover takes beyond its stall (crash, promotion, a new standby cloned and
+# streaming) on a loaded 2-core machine: a failover is not started unless it can end in time.
+FAILOVER_SECONDS = 5.0
+# How long the first acquire after a promotion may wait for its answer (a synchronous primary
+# holds commits until the new standby streams) and how long it is retried.
+FIRST_ACQUIRE_TIMEOUT = 10.0
+FIRST_ACQUIRE_BOUND = 60.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,9 @@ def _plan_one(kind: str, rng: random.Random, ttl: float) -> Fault:
             return Fault(0, kind, round(rng.uniform(3.0, 6.0), 3))
         case "F6":
             return Fault(0, kind, round(2 * ttl + 1, 3))
+        case "F10":
+            stall = round(rng.uniform(0.3, 1.0), 3)
+            return Fault(0, kind, round(stall + FAILOVER_SECONDS, 3), {"stall": stall})
         case _:  # F7
             return Fault(0, kind, round(rng.uniform(2.0, 4.0), 3))
 
@@ -96,8 +111,8 @@ class Targets:
     run: Path
     processes: Processes
     cluster: Cluster
-    database: EmbeddedPostgres
-    proxy: Proxy
+    databases: Databases
+    proxy: Proxy  # the service's way to the database
     workers: list[subprocess.Popen[bytes]]
     window_workers: list[subprocess.Popen[bytes]]
     storm: list[subprocess.Popen[bytes]]
@@ -130,6 +145,7 @@ class Nemesis:
             "F6": self.long_transactions,
             "F7": self.storm,
             "F8": self.pause_window_worker,
+            "F10": self.fail_over,
         }
 
     async def run(self, plan: list[Fault], started: float, end: float, bound: float) -> None:
@@ -150,7 +166,7 @@ class Nemesis:
         record = {"type": "fault", "fault": fault, "phase": phase, "t": time.monotonic()}
         self.recorder.write(record | {"detail": dict(detail)})
 
-    def actor(self, name: str, recorder: Recorder | None = None) -> Actor:
+    def actor(self, name: str, recorder: Recorder | None = None, timeout: float = 1.0) -> Actor:
         return Actor(
             name,
             recorder or self.recorder,
@@ -159,7 +175,7 @@ class Nemesis:
             pool=None,
             http=None,
             downstream=None,
-            timeout=1.0,
+            timeout=timeout,
         )
 
     async def probe(self, bound: float) -> None:
@@ -224,23 +240,68 @@ class Nemesis:
         await self.targets.cluster.start(index)
         return {"replica": index}
 
-    async def restart_database(self, fault: Fault) -> dict[str, Any]:
-        mode: StopMode = self.crash or fault.params.get("mode", "fast")
-        actor = self.actor(f"nemesis-{self.rng.getrandbits(16):04x}")
-        try:  # an acknowledgement the crash must not lose
-            acknowledged = await actor.acquire(DURABILITY_LEASE, 0.2)
+    async def _acknowledged_acquire(self, answer_within: float = 1.0) -> float | None:
+        """One acquire of the durability lease by a new holder: an acknowledgement a crash must
+        not lose. Returns when it was acknowledged (None: it was not)."""
+        actor = self.actor(f"nemesis-{self.rng.getrandbits(16):04x}", timeout=answer_within)
+        try:
+            holding = await actor.acquire(DURABILITY_LEASE, 0.2)
+            return None if holding is None else time.monotonic()
         finally:
             await actor.close()
-        database = self.targets.database
-        await asyncio.to_thread(database.stop, mode)
-        await asyncio.sleep(fault.duration)
-        await asyncio.to_thread(database.start)
+
+    async def _probe_generations(self, mode: str) -> None:
+        """Read every lease's generation straight from the (new) primary: the durability probe,
+        held against every grant acknowledged before it."""
         probed = time.monotonic()
-        generations = await lease_generations(database.url("tenure"))
+        generations = await lease_generations(self.targets.databases.primary.url("tenure"))
         self.recorder.write(
             {"type": "db_probe", "t": probed, "mode": mode, "generations": generations}
         )
+
+    async def restart_database(self, fault: Fault) -> dict[str, Any]:
+        mode: StopMode = self.crash or fault.params.get("mode", "fast")
+        acknowledged = await self._acknowledged_acquire()
+        database = self.targets.databases.primary
+        await asyncio.to_thread(database.stop, mode)
+        await asyncio.sleep(fault.duration)
+        await asyncio.to_thread(database.start)
+        await self._probe_generations(mode)
         return {"mode": mode, "acknowledged": None if acknowledged is None else 1}
+
+    async def fail_over(self, fault: Fault) -> dict[str, Any]:
+        """F10, as an HA manager with a floating address does it, after the standby fell behind:
+        the standby's stream is held; an acquire, and the workload, go on for `stall` seconds;
+        the primary crashes; the standby is promoted and every address repointed to it. Then,
+        while a new standby is cloned from the new primary, the generations are probed and a new
+        holder acquires the durability lease (with an asynchronous standby: the generation
+        acknowledged during the stall, again)."""
+        databases, stall = self.targets.databases, float(fault.params["stall"])
+        databases.link.blackhole(True)
+        acknowledged, _ = await asyncio.gather(self._acknowledged_acquire(), asyncio.sleep(stall))
+        killed, promoted = await databases.fail_over()
+        standby = asyncio.create_task(databases.add_standby())  # what synchronous commits await
+        try:
+            await self._probe_generations("failover")
+            first = await self._first_acquire(promoted)
+        finally:
+            await standby
+        return {
+            "stall": stall,
+            "acknowledged": None if acknowledged is None else 1,
+            "promoted": round(promoted - killed, 3),
+            "first_acquire": None if first is None else round(first, 3),
+            "standby": round(time.monotonic() - promoted, 3),
+        }
+
+    async def _first_acquire(self, promoted: float) -> float | None:
+        """Seconds from the promotion to the first acquire answered ok (retried), or None."""
+        while time.monotonic() - promoted < FIRST_ACQUIRE_BOUND:
+            acknowledged = await self._acknowledged_acquire(FIRST_ACQUIRE_TIMEOUT)
+            if acknowledged is not None:
+                return acknowledged - promoted
+            await asyncio.sleep(PROBE_INTERVAL)
+        return None
 
     async def disturb_network(self, fault: Fault) -> dict[str, Any]:
         proxy, steps = self.targets.proxy, []

@@ -101,6 +101,11 @@ def figures(history: History, verdict: Verdict, injected: Mapping[str, int]) -> 
         "stale_writes_refused": sum(n for key, n in refused.items() if key.startswith("write_")),
         "unknown": {op: counts[(op, "unknown")] for op in OPERATION_ORDER},
         "recoveries": [{"fault": r.fault, "seconds": r.seconds} for r in verdict.recoveries],
+        "failovers": [
+            dict(event.detail)
+            for event in history.faults
+            if event.fault == "F10" and event.phase == "heal"
+        ],
         "faults_injected": dict(sorted(injected.items())),
         "settings": dict(history.facts.settings),
         "violations": {number: verdict.count(number) for number in PROPERTIES},
@@ -151,6 +156,28 @@ def markdown(summary: Mapping[str, Any], title: str) -> str:
         ["fault healed", "first acquire after (s)"],
         [[r["fault"], _seconds(r["seconds"])] for r in summary["recoveries"]],
     )
+    if summary["failovers"]:
+        out += _table(
+            [
+                "failover",
+                "stall (s)",
+                "acknowledged in the stall",
+                "crash → promoted (s)",
+                "first acquire after promotion (s)",
+                "new standby streaming (s)",
+            ],
+            [
+                [
+                    number,
+                    f"{row['stall']:.3f}",
+                    "yes" if row["acknowledged"] else "no",
+                    f"{row['promoted']:.3f}",
+                    _seconds(row["first_acquire"]),
+                    f"{row['standby']:.3f}",
+                ]
+                for number, row in enumerate(summary["failovers"], 1)
+            ],
+        )
     out += _table(["fault", "injected"], list(summary["faults_injected"].items()))
     out += _table(["database setting", "value"], list(summary["settings"].items()))
     out += _table(

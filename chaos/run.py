@@ -97,7 +97,7 @@ def parse(argv: list[str]) -> tuple[Options, argparse.Namespace]:
     parser = argparse.ArgumentParser(prog="python -m chaos.run", description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of workload")
     parser.add_argument("--workers", type=int, default=16, help="lease worker processes")
-    parser.add_argument("--faults", default="F1,F3,F4,F6,F7", help="comma-separated F1..F9, or all")
+    parser.add_argument("--faults", default="F1,F3,F4,F6,F7", help="comma-separated F1..F10 or all")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--variant", choices=VARIANTS, default="correct")
     parser.add_argument("--ttl-min", type=float, default=0.5)
@@ -120,6 +120,8 @@ def parse(argv: list[str]) -> tuple[Options, argparse.Namespace]:
     unknown = sorted(set(faults) - set(FAULTS))
     if unknown:
         parser.error(f"unknown faults: {', '.join(unknown)}")
+    if arguments.variant == "async-replication" and "F10" not in faults:
+        parser.error("--variant async-replication needs F10 (the standby and its failover)")
     options = Options(
         duration=arguments.duration,
         workers=arguments.workers,

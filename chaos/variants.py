@@ -11,6 +11,9 @@ imports this module, and `chaos.run` uses it only when given `--variant`.
   request's send: a slow answer makes it believe in a lease that has already expired.
 - `async-commit` (not code: a database setting): `synchronous_commit=off` and an immediate crash
   right after an acknowledgement lose an acknowledged generation, which is then handed out again.
+- `async-replication` (not code: a database setting, with F10): the standby is asynchronous
+  (`synchronous_standby_names = ''`), so a failover loses the commits it had not received, and
+  the promoted standby hands their generations out again.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from typing import Final
 from tenure import LeaseLost
 from tenure.pg import Connection, fenced_transaction
 
-VARIANTS: Final = ("correct", "key-share", "check-then-write", "arrival-deadline", "async-commit")
+VARIANTS: Final = (
+    "correct",
+    "key-share",
+    "check-then-write",
+    "arrival-deadline",
+    "async-commit",
+    "async-replication",
+)
 
 # The product's check (client/tenure/sql/fences.sql, check_lease) with the lock weakened or gone.
 _CHECK: Final = (

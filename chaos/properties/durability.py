@@ -32,11 +32,12 @@ def check_durability(history: History) -> list[Violation]:
         for lease, generation in sorted(acknowledged.items()):
             after = probe.generations.get(lease)
             if after is None or after < generation:
+                event = "failover" if probe.mode == "failover" else f"{probe.mode} restart"
                 found.append(
                     Violation(
                         5,
-                        f"{lease}: generation {after} after a {probe.mode} database "
-                        f"restart, below the acknowledged {generation}",
+                        f"{lease}: generation {after} after a database {event}, below the "
+                        f"acknowledged {generation}",
                     )
                 )
     return found
