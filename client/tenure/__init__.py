@@ -107,12 +107,6 @@ from tenure._tokens import (
     idempotency_key,
     parse_token,
 )
-    FENCING_HEADER,
-    fencing_headers,
-    format_token,
-    idempotency_key,
-    parse_token,
-)
 
 __version__ = "0.1.0"
 
@@ -192,7 +186,6 @@ __all__ = [
     "check_cron",
     "check_timezone",
     "check_token",
-    "idempotency_key",
     "current_fencing_token",
     "fenced",
     "fencing_headers",

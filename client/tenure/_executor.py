@@ -122,7 +122,6 @@ class RunContext:
         that deduplicates by it applies each effect once (`close-day/2026-09-25/store/42`);
         never the same for two occurrences or parts (see `tenure.idempotency_key`)."""
         return idempotency_key(self.job, self.window, *parts)
-        return idempotency_key(self.job, self.window, *parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +230,7 @@ def resolve_window(
     *,
     now: datetime | None = None,
     early_tolerance: float = DEFAULT_EARLY_TOLERANCE,
-    """The window key of the occurrence a scheduler firing at `now` meant to run."""
+) -> str:
     """The window key of the occurrence a scheduler firing at `now` meant to run."""
     from tenure import _schedule  # lazy: cronsim is needed only with schedules
 
@@ -298,12 +297,12 @@ def once_per(
         def close_day(ctx: RunContext) -> None: ...
 
         close_day()   # from APScheduler, Celery beat, cron…: returns a RunResult
+
     The window is computed at call time by `tenure._schedule.resolve` from `cron` and `tz` (an
     IANA zone): the most recent occurrence at or before now (`early_tolerance` seconds ahead,
     for a scheduler that fires a hair early). With an `AsyncTenure` client the function must be
     a coroutine function and the decorated one is awaited. Extra call arguments reach `fn` after
     `ctx`. `register=True` registers the job on first use with this schedule (deadline: one
-    hour); pass a `JobSpec` to choose its deadline and max runtime.
     hour); pass a `JobSpec` to choose its deadline and max runtime.
     """
     from tenure import _schedule  # lazy: cronsim is needed only with schedules
@@ -313,9 +312,9 @@ def once_per(
     spec = register if isinstance(register, JobSpec) else None
     if register is True:
         spec = JobSpec(schedule=cron, timezone=tz, key=key, lease=lease)
+
     def window() -> str:
         return resolve_window(cron, tz, key, now=clock(), early_tolerance=early_tolerance)
-
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., object]:
         if isinstance(client, AsyncTenure) != inspect.iscoroutinefunction(fn):
@@ -329,7 +328,7 @@ def once_per(
                 async def call(ctx: RunContext) -> object:
                     return await fn(ctx, *args, **kwargs)
 
-                    client, job, window(), call, ttl=ttl, lease=lease, wait=wait, register=spec
+                return await arun_once(
                     client, job, window(), call, ttl=ttl, lease=lease, wait=wait, register=spec
                 )
 
@@ -340,7 +339,7 @@ def once_per(
             def call(ctx: RunContext) -> object:
                 return fn(ctx, *args, **kwargs)
 
-                client, job, window(), call, ttl=ttl, lease=lease, wait=wait, register=spec
+            return run_once(
                 client, job, window(), call, ttl=ttl, lease=lease, wait=wait, register=spec
             )
 

@@ -50,7 +50,6 @@ from tenure._errors import (
 from tenure._lease import LeaseHandle
 from tenure._models import JobSpec
 from tenure._tokens import idempotency_key
-from tenure._tokens import idempotency_key
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -80,7 +79,7 @@ FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
-    window: str
+    job: str
     window: str
     command: Sequence[str]
     ttl: float
@@ -128,26 +127,26 @@ class _Child:
         # A group that is gone: the command and everything it started have exited.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signum)
+
     def stop(self, grace: float) -> int:
         """SIGTERM, then SIGKILL after `grace` seconds; the command's exit status."""
-        """SIGTERM, then SIGKILL after `grace` seconds; the command's exit status."""
         self.signal(signal.SIGTERM)
+        try:
             return self.process.wait(grace)
-            return self.process.wait(grace)
-            _say(f"the command did not stop within {grace:g} s: SIGKILL")
+        except subprocess.TimeoutExpired:
             _say(f"the command did not stop within {grace:g} s: SIGKILL")
         self.signal(signal.SIGKILL)
         return self.process.wait()
 
-def _environment(options: RunOptions, handle: LeaseHandle, attempt: int) -> dict[str, str]:
+
 def _environment(options: RunOptions, handle: LeaseHandle, attempt: int) -> dict[str, str]:
     environment = dict(os.environ)
+    environment.update(
         TENURE_JOB=options.job,
-        TENURE_JOB=options.job,
-        TENURE_WINDOW=options.window,
+        TENURE_LEASE=handle.name,
         TENURE_WINDOW=options.window,
         TENURE_GENERATION=str(handle.generation),
-        TENURE_IDEMPOTENCY_KEY=idempotency_key(options.job, options.window),
+        TENURE_ATTEMPT=str(attempt),
         TENURE_IDEMPOTENCY_KEY=idempotency_key(options.job, options.window),
         TENURE_FENCING_TOKEN=handle.fencing_token,
     )
@@ -188,11 +187,11 @@ def run_command(client: Tenure, options: RunOptions) -> int:
 
 
 def _run(client: Tenure, options: RunOptions, signals: _Signals) -> int:
+    name = options.job if options.lease is None else options.lease
     if options.register is not None:
         try:
-        try:
+            client.register_job(options.job, options.register)
         except TenureError as error:
-            return _service_error(error)
             return _service_error(error)
     handle = client.lease(name, options.ttl, wait=options.wait, renew_every=options.renew_every)
     try:
@@ -202,7 +201,7 @@ def _run(client: Tenure, options: RunOptions, signals: _Signals) -> int:
         return 0 if options.skip_ok else EXIT_HELD
     except TenureError as error:
         return _service_error(error)
-        return _claim_and_run(client, options, handle, signals)
+    try:
         return _claim_and_run(client, options, handle, signals)
     finally:
         # Releases; a loss was already reported and decided the exit status.
@@ -210,16 +209,16 @@ def _run(client: Tenure, options: RunOptions, signals: _Signals) -> int:
             handle.__exit__(None, None, None)
 
 
-    client: Tenure, options: RunOptions, handle: LeaseHandle, signals: _Signals
+def _claim_and_run(
     client: Tenure, options: RunOptions, handle: LeaseHandle, signals: _Signals
 ) -> int:
+    try:
         window = client.claim_window(options.job, options.window, handle)
-        window = client.claim_window(options.job, options.window, handle)
-        _say(f"skipped: window {options.window!r} of {options.job!r} is already completed")
+    except WindowCompleted:
         _say(f"skipped: window {options.window!r} of {options.job!r} is already completed")
         return 0 if options.skip_ok else EXIT_COMPLETED
     except TenureError as error:
-    environment = _environment(options, handle, window.attempt)
+        return _service_error(error)
     environment = _environment(options, handle, window.attempt)
     try:
         signals.child = _Child(options.command, environment)
@@ -233,26 +232,26 @@ def _run(client: Tenure, options: RunOptions, signals: _Signals) -> int:
     if returncode is None:
         return EXIT_LOST
     if returncode != 0:
-    return _complete(client, options, handle)
+        return child_exit_code(returncode)
     return _complete(client, options, handle)
 
 
-    """Wait for the command; stop it if the lease is lost. Its status, or None when stopped."""
+def _supervise(child: _Child, handle: LeaseHandle, grace: float) -> int | None:
     """Wait for the command; stop it if the lease is lost. Its status, or None when stopped."""
     while True:
         returncode = child.process.poll()
         if returncode is not None:
             return returncode
         if handle.lost:
+            _say(f"lease lost ({handle.lost_reason}): stopping the command")
             child.stop(grace)
             return None
         handle.wait_lost(POLL_SECONDS)
 
 
 def _complete(client: Tenure, options: RunOptions, handle: LeaseHandle) -> int:
-def _complete(client: Tenure, options: RunOptions, handle: LeaseHandle) -> int:
     try:
-        client.complete_window(options.job, options.window, handle)
+        handle.check()
         client.complete_window(options.job, options.window, handle)
     except LeaseLost as error:
         _say(f"the command succeeded but the lease was lost meanwhile: {error}")

@@ -109,21 +109,17 @@ def test_verify_fences_decides_each_resource_as_a_single_verify(client: Tenure) 
     """One request verifies a holding's generation on many resources: a superseded generation is
     refused on every one, even one that never saw its successor, each refusal carrying the
     exception a single verify would raise; the current generation is accepted."""
+    first = client.acquire("job", 30)
+    client.release(first)
     second = client.acquire("job", 30)
     client.verify_fence("ledger", second)
     verdicts = client.verify_fences(["ledger", "orders", "stock"], "job", first.generation)
-    assert verdicts.accepted == ()
-    assert verdicts.accepted == ()
     assert verdicts.accepted == ()
     assert [refusal.resource for refusal in verdicts.refused] == ["ledger", "orders", "stock"]
     for refusal in verdicts.refused:
         assert (refusal.lease, refusal.generation) == ("job", 1)
         assert isinstance(refusal.error, StaleGeneration)
         assert refusal.error.highest == second.generation
-    current = client.verify_fences(["orders", "stock"], second)
-    assert [fence.resource for fence in current.accepted] == ["orders", "stock"]
-    current = client.verify_fences(["orders", "stock"], second)
-    assert [fence.resource for fence in current.accepted] == ["orders", "stock"]
     current = client.verify_fences(["orders", "stock"], second)
     assert [fence.resource for fence in current.accepted] == ["orders", "stock"]
 
