@@ -13,9 +13,10 @@ Running beat in two places (two deployments, a failover copy) sends the task twi
 or redelivered task runs it again. Every copy calls `run_once` for the same window: one closes
 the day, the others return `skipped: held` or `skipped: completed`.
 
-The window is computed when the worker starts the task, as the most recent occurrence of the
-schedule. If your queue can lag behind by more than the schedule's period, compute it where the
-task is sent and pass it as an argument instead (see `resolve_window`).
+The window is resolved by the service when the worker starts the task, as the most recent
+occurrence of the schedule by the database's clock (a worker whose clock is off cannot pick the
+wrong day). If your queue can lag behind by more than the schedule's period, resolve it where the
+task is sent and pass it as an argument instead.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 from celery import Celery
 from celery.schedules import crontab
 
-from tenure import RunContext, Tenure, resolve_window, run_once
+from tenure import RunContext, Tenure, run_once
 
 CRON = "5 0 * * *"
 TIME_ZONE = "America/Sao_Paulo"
@@ -76,6 +77,6 @@ def close_stores(ctx: RunContext) -> int:
 
 @app.task(name="close-day")
 def close_day() -> dict[str, Any]:
-    window = resolve_window(CRON, TIME_ZONE, "previous_day")
+    window = client().resolve_window(CRON, TIME_ZONE, "previous_day")
     result = run_once(client(), "close-day", window, close_stores, ttl=90)
     return {"window": window, "ran": result.ran, "skipped": result.skipped, "stores": result.value}

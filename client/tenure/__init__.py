@@ -12,7 +12,13 @@ Everything public is listed in `__all__`; modules starting with `_` are private.
 from contextlib import suppress as _suppress
 
 from tenure._client import AsyncTenure, Tenure
-from tenure._config import DEFAULT_MAX_WAIT_PER_REQUEST, DEFAULT_TIMEOUT, DEFAULT_TTL, DEFAULT_URL
+from tenure._config import (
+    DEFAULT_EARLY_TOLERANCE,
+    DEFAULT_MAX_WAIT_PER_REQUEST,
+    DEFAULT_TIMEOUT,
+    DEFAULT_TTL,
+    DEFAULT_URL,
+)
 from tenure._errors import (
     FenceLeaseMismatch,
     Forbidden,
@@ -38,7 +44,6 @@ from tenure._errors import (
     WindowNotFound,
 )
 from tenure._executor import (
-    DEFAULT_EARLY_TOLERANCE,
     RunContext,
     RunResult,
     SkipReason,

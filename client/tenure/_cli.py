@@ -27,8 +27,8 @@ from tenure._auth import hash_token, new_token
 from tenure._client import Tenure
 from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
 from tenure._errors import ServiceUnavailable, TenureError, TransportError
-from tenure._executor import resolve_window
 from tenure._models import DEFAULT_DEADLINE, JobSpec
+from tenure._schedule import check_cron, check_timezone
 from tenure._status import render_overview
 from tenure._supervisor import (
     DEFAULT_GRACE,
@@ -38,6 +38,7 @@ from tenure._supervisor import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     RunOptions,
+    Schedule,
     run_command,
 )
 
@@ -54,8 +55,10 @@ exit status:
   {EXIT_UNREACHABLE}                the service is unreachable or unavailable
   {EXIT_USAGE}                  invalid usage, or the service refused the request
 
-The window is completed only when COMMAND exits 0. On lease loss COMMAND's process group gets
-SIGTERM, then SIGKILL after --grace seconds; SIGINT/SIGTERM sent to tenure run are forwarded.
+The window is completed only when COMMAND exits 0; with --cron it is the occurrence the
+schedule meant by the service's (the database's) clock, never this host's. On lease loss
+COMMAND's process group gets SIGTERM, then SIGKILL after --grace seconds; SIGINT/SIGTERM
+sent to tenure run are forwarded.
 The service is ${ENV_URL} (default {DEFAULT_URL}) unless --url is given; ${ENV_TOKEN} is sent
 as a bearer token.
 """
@@ -159,7 +162,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _window(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> str:
+def _window(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> str | Schedule:
+    """The window key, or the schedule the service resolves it from when the run starts."""
     if arguments.window is not None:
         if arguments.tz is not None:
             parser.error("--tz goes with --cron, not --window")
@@ -167,7 +171,7 @@ def _window(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> s
     if arguments.tz is None:
         parser.error("--cron needs --tz (an IANA time zone such as America/Sao_Paulo)")
     try:
-        return resolve_window(arguments.cron, arguments.tz, arguments.key)
+        return Schedule(check_cron(arguments.cron), check_timezone(arguments.tz), arguments.key)
     except ValueError as error:
         parser.error(str(error))
 

@@ -20,7 +20,8 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -28,6 +29,7 @@ import httpx
 
 from tenure import _protocol as P
 from tenure._config import (
+    DEFAULT_EARLY_TOLERANCE,
     DEFAULT_MAX_WAIT_PER_REQUEST,
     DEFAULT_TIMEOUT,
     DEFAULT_URL,
@@ -50,6 +52,7 @@ from tenure._models import (
 )
 from tenure._renewer import AsyncRenewer, Renewer
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
+from tenure._schedule import KeyFormat
 
 __all__ = ["AsyncTenure", "Tenure"]
 
@@ -317,6 +320,21 @@ class Tenure(_Config):
     def get_window(self, job: str, window: str) -> Window:
         return self._call(P.get_window(job, window))
 
+    def resolve_window(
+        self,
+        cron: str,
+        tz: str,
+        key: KeyFormat = "occurrence",
+        *,
+        early_tolerance: float = DEFAULT_EARLY_TOLERANCE,
+        clock: Callable[[], datetime] | None = None,
+    ) -> str:
+        """The window key of the occurrence of `cron` in zone `tz` a scheduler firing now meant,
+        by the service's (the database's) clock, so that a host whose clock is behind does not
+        pick an earlier one. `clock` (this host's) only decides the early tolerance: a call at
+        most `early_tolerance` seconds before the next occurrence counts for it."""
+        return self._call(P.resolve_window(cron, tz, key, early_tolerance, clock))
+
     def list_windows(
         self, job: str, *, limit: int | None = None, cursor: str | None = None
     ) -> Page[Window]:
@@ -539,6 +557,18 @@ class AsyncTenure(_Config):
 
     async def get_window(self, job: str, window: str) -> Window:
         return await self._call(P.get_window(job, window))
+
+    async def resolve_window(
+        self,
+        cron: str,
+        tz: str,
+        key: KeyFormat = "occurrence",
+        *,
+        early_tolerance: float = DEFAULT_EARLY_TOLERANCE,
+        clock: Callable[[], datetime] | None = None,
+    ) -> str:
+        """As `Tenure.resolve_window`."""
+        return await self._call(P.resolve_window(cron, tz, key, early_tolerance, clock))
 
     async def list_windows(
         self, job: str, *, limit: int | None = None, cursor: str | None = None

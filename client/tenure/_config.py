@@ -11,6 +11,7 @@ import secrets
 import socket
 
 __all__ = [
+    "DEFAULT_EARLY_TOLERANCE",
     "DEFAULT_MAX_WAIT_PER_REQUEST",
     "DEFAULT_TIMEOUT",
     "DEFAULT_TTL",
@@ -30,6 +31,9 @@ DEFAULT_TTL = 90.0
 # A long wait is sent as several requests of at most this many seconds each, well below the
 # service's default bound (TENURE_MAX_WAIT_SECONDS, 60 s) and below common proxy idle timeouts.
 DEFAULT_MAX_WAIT_PER_REQUEST = 30.0
+# A scheduler that fires this many seconds early (a clock step, a timer firing on the edge, a
+# clock a little ahead of the database's) still counts for the occurrence it was about to run.
+DEFAULT_EARLY_TOLERANCE = 2.0
 
 _HOSTNAME_MAX = 150  # the holder is at most 200 characters on the service
 

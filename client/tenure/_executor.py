@@ -12,9 +12,10 @@
 - The lease is lost while `fn` runs: `LeaseLost` propagates (async: `fn` is cancelled first) and
   the window is not completed.
 
-`once_per` is the decorator form for schedulers: it computes the window at call time from the
-schedule — the occurrence the scheduler *meant* to run, so a run that starts late still lands in
-its own window instead of making a new one.
+`once_per` is the decorator form for schedulers: it has the service resolve the window at call
+time from the schedule — the occurrence the scheduler *meant* to run, by the database's clock, so
+a run that starts late still lands in its own window instead of making a new one, and a host
+whose clock is behind does not land in the one before.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import (
 )
 
 from tenure._client import AsyncTenure, Tenure
-from tenure._config import DEFAULT_TTL
+from tenure._config import DEFAULT_EARLY_TOLERANCE, DEFAULT_TTL
 from tenure._errors import LeaseHeld, WindowCompleted
 from tenure._models import JobSpec
 from tenure._tokens import fencing_headers, format_token, idempotency_key
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from tenure._schedule import KeyFormat
 
 __all__ = [
-    "DEFAULT_EARLY_TOLERANCE",
     "RunContext",
     "RunResult",
     "SkipReason",
@@ -64,10 +64,6 @@ _log = logging.getLogger("tenure")
 T = TypeVar("T")
 Params = ParamSpec("Params")
 SkipReason = Literal["held", "completed"]
-
-# A scheduler that fires this many seconds early (a clock step, a timer firing on the edge) still
-# counts for the occurrence it was about to run, not for the previous one.
-DEFAULT_EARLY_TOLERANCE = 2.0
 
 
 class _Guard(Protocol):
@@ -231,7 +227,8 @@ def resolve_window(
     now: datetime | None = None,
     early_tolerance: float = DEFAULT_EARLY_TOLERANCE,
 ) -> str:
-    """The window key of the occurrence a scheduler firing at `now` meant to run."""
+    """The window key of the occurrence a scheduler firing at `now` meant to run, by this
+    host's clock unless `now` is given; `client.resolve_window` asks the service's clock."""
     from tenure import _schedule  # lazy: cronsim is needed only with schedules
 
     moment = datetime.now(UTC) if now is None else now.astimezone(UTC)
@@ -298,12 +295,13 @@ def once_per(
 
         close_day()   # from APScheduler, Celery beat, cron…: returns a RunResult
 
-    The window is computed at call time by `tenure._schedule.resolve` from `cron` and `tz` (an
-    IANA zone): the most recent occurrence at or before now (`early_tolerance` seconds ahead,
-    for a scheduler that fires a hair early). With an `AsyncTenure` client the function must be
-    a coroutine function and the decorated one is awaited. Extra call arguments reach `fn` after
-    `ctx`. `register=True` registers the job on first use with this schedule (deadline: one
-    hour); pass a `JobSpec` to choose its deadline and max runtime.
+    The window is resolved at call time by the service (`client.resolve_window`) from `cron`
+    and `tz` (an IANA zone): the most recent occurrence at or before now by the database's
+    clock, or the next one if `clock` (this host's) says it is due within `early_tolerance`
+    seconds, for a scheduler that fires a hair early. With an `AsyncTenure` client the function
+    must be a coroutine function and the decorated one is awaited. Extra call arguments reach
+    `fn` after `ctx`. `register=True` registers the job on first use with this schedule
+    (deadline: one hour); pass a `JobSpec` to choose its deadline and max runtime.
     """
     from tenure import _schedule  # lazy: cronsim is needed only with schedules
 
@@ -312,9 +310,6 @@ def once_per(
     spec = register if isinstance(register, JobSpec) else None
     if register is True:
         spec = JobSpec(schedule=cron, timezone=tz, key=key, lease=lease)
-
-    def window() -> str:
-        return resolve_window(cron, tz, key, now=clock(), early_tolerance=early_tolerance)
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., object]:
         if isinstance(client, AsyncTenure) != inspect.iscoroutinefunction(fn):
@@ -328,8 +323,11 @@ def once_per(
                 async def call(ctx: RunContext) -> object:
                     return await fn(ctx, *args, **kwargs)
 
+                window = await client.resolve_window(
+                    cron, tz, key, early_tolerance=early_tolerance, clock=clock
+                )
                 return await arun_once(
-                    client, job, window(), call, ttl=ttl, lease=lease, wait=wait, register=spec
+                    client, job, window, call, ttl=ttl, lease=lease, wait=wait, register=spec
                 )
 
             return run_async
@@ -339,8 +337,11 @@ def once_per(
             def call(ctx: RunContext) -> object:
                 return fn(ctx, *args, **kwargs)
 
+            window = client.resolve_window(
+                cron, tz, key, early_tolerance=early_tolerance, clock=clock
+            )
             return run_once(
-                client, job, window(), call, ttl=ttl, lease=lease, wait=wait, register=spec
+                client, job, window, call, ttl=ttl, lease=lease, wait=wait, register=spec
             )
 
         return run

@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, Literal, Protocol, TypeVar
 from urllib.parse import quote
 
@@ -51,6 +51,7 @@ from tenure._models import (
     Verifications,
     Window,
 )
+from tenure._schedule import KeyFormat, window_key
 
 __all__ = [
     "PROBLEM_PREFIX",
@@ -77,6 +78,7 @@ __all__ = [
     "release",
     "renew",
     "renew_many",
+    "resolve_window",
     "retry_after",
     "verify_fence",
     "verify_fences",
@@ -249,6 +251,33 @@ def list_windows(job: str, limit: int | None, cursor: str | None) -> Request[Pag
     return Request("GET", path, _window_page, params=_page_params(limit, cursor))
 
 
+def resolve_window(
+    cron: str,
+    tz: str,
+    key: KeyFormat,
+    early_tolerance: float,
+    clock: Callable[[], datetime] | None = None,
+) -> Request[str]:
+    """The window key of the occurrence a scheduler firing now meant, by the service's clock.
+
+    No instant is sent: the service resolves at the database's `now()`, so a host whose clock
+    is behind cannot pick an older window. The database's time is not in the answer, so the
+    early tolerance is judged by `clock` (this host's): the next occurrence is taken when that
+    clock says it is due within `early_tolerance` seconds. The host's clock can thus only move
+    the window to the service's next occurrence, never before the service's own.
+    """
+
+    def decode(answer: Body) -> str:
+        following = _moment(answer, "next_occurrence")
+        now = datetime.now(UTC) if clock is None else clock()
+        if now + timedelta(seconds=early_tolerance) >= following:
+            return window_key(following, key)
+        return _str(answer, "window")
+
+    body = {"cron": cron, "timezone": tz, "key": key}
+    return Request("POST", "/v1/windows/resolve", decode, body)
+
+
 def verify_fence(resource: str, lease: str, generation: int) -> Request[Fence]:
     body = {"lease": lease, "generation": generation}
     path = f"/v1/fences/{_segment(resource, 'resource name')}/verify"
@@ -376,14 +405,15 @@ def _json_object(content: bytes) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-# Problem decoders: one per `type` of service/tenure_server/api/problems.py. ------------------
+# Problem decoders: one per `type` of service/tenure_server/api/problems.py (the field readers
+# serve the window resolution's answer too). -------------------------------------------------
 
 Problem = dict[str, Any]
 Decoder = Callable[[str, int, Problem, Mapping[str, str]], TenureError]
 
 
-def _str(problem: Problem, key: str) -> str:
-    value = problem.get(key)
+def _str(body: Body, key: str) -> str:
+    value = body.get(key)
     if not isinstance(value, str):
         raise ValueError(f"field {key!r} is not a string")
     return value
@@ -409,8 +439,8 @@ def _seconds(problem: Problem, key: str) -> float | None:
     return float(value)
 
 
-def _moment(problem: Problem, key: str) -> datetime:
-    moment = datetime.fromisoformat(_str(problem, key))
+def _moment(body: Body, key: str) -> datetime:
+    moment = datetime.fromisoformat(_str(body, key))
     if moment.tzinfo is None:
         raise ValueError(f"field {key!r} has no time zone")
     return moment

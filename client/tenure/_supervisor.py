@@ -3,8 +3,9 @@
     tenure run close-day --ttl 90 --cron "5 0 * * *" --tz America/Sao_Paulo --key previous_day \\
         -- ./close-day.sh
 
-The command runs only if this process takes the job's lease and the window is not completed. It
-gets, in its environment, TENURE_JOB, TENURE_LEASE, TENURE_WINDOW, TENURE_GENERATION,
+The command runs only if this process takes the job's lease and the window is not completed. With
+`--cron`, the window is the occurrence the schedule meant by the service's (the database's) clock.
+The command gets, in its environment, TENURE_JOB, TENURE_LEASE, TENURE_WINDOW, TENURE_GENERATION,
 TENURE_ATTEMPT, TENURE_IDEMPOTENCY_KEY (`<job>/<window>`) and TENURE_FENCING_TOKEN
 (`<lease>/<generation>`, the value of the `Fencing-Token` header). While it runs, the lease is
 renewed in the background. If the lease is lost, the command's process group gets SIGTERM, then
@@ -49,6 +50,7 @@ from tenure._errors import (
 )
 from tenure._lease import LeaseHandle
 from tenure._models import JobSpec
+from tenure._schedule import KeyFormat
 from tenure._tokens import idempotency_key
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "EXIT_UNREACHABLE",
     "EXIT_USAGE",
     "RunOptions",
+    "Schedule",
     "child_exit_code",
     "run_command",
 ]
@@ -78,9 +81,19 @@ FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @dataclass(frozen=True, slots=True)
+class Schedule:
+    """`--cron`, `--tz` and `--key`: the window is the occurrence the schedule meant when the
+    run starts, resolved by the service's clock."""
+
+    cron: str
+    tz: str
+    key: KeyFormat = "occurrence"
+
+
+@dataclass(frozen=True, slots=True)
 class RunOptions:
     job: str
-    window: str
+    window: str | Schedule
     command: Sequence[str]
     ttl: float
     lease: str | None = None
@@ -139,15 +152,15 @@ class _Child:
         return self.process.wait()
 
 
-def _environment(options: RunOptions, handle: LeaseHandle, attempt: int) -> dict[str, str]:
+def _environment(job: str, window: str, handle: LeaseHandle, attempt: int) -> dict[str, str]:
     environment = dict(os.environ)
     environment.update(
-        TENURE_JOB=options.job,
+        TENURE_JOB=job,
         TENURE_LEASE=handle.name,
-        TENURE_WINDOW=options.window,
+        TENURE_WINDOW=window,
         TENURE_GENERATION=str(handle.generation),
         TENURE_ATTEMPT=str(attempt),
-        TENURE_IDEMPOTENCY_KEY=idempotency_key(options.job, options.window),
+        TENURE_IDEMPOTENCY_KEY=idempotency_key(job, window),
         TENURE_FENCING_TOKEN=handle.fencing_token,
     )
     return environment
@@ -186,13 +199,20 @@ def run_command(client: Tenure, options: RunOptions) -> int:
         return 128 + interrupted.signum
 
 
+def _window(client: Tenure, window: str | Schedule) -> str:
+    if isinstance(window, str):
+        return window
+    return client.resolve_window(window.cron, window.tz, window.key)
+
+
 def _run(client: Tenure, options: RunOptions, signals: _Signals) -> int:
     name = options.job if options.lease is None else options.lease
-    if options.register is not None:
-        try:
+    try:
+        window = _window(client, options.window)
+        if options.register is not None:
             client.register_job(options.job, options.register)
-        except TenureError as error:
-            return _service_error(error)
+    except TenureError as error:
+        return _service_error(error)
     handle = client.lease(name, options.ttl, wait=options.wait, renew_every=options.renew_every)
     try:
         handle.__enter__()
@@ -202,7 +222,7 @@ def _run(client: Tenure, options: RunOptions, signals: _Signals) -> int:
     except TenureError as error:
         return _service_error(error)
     try:
-        return _claim_and_run(client, options, handle, signals)
+        return _claim_and_run(client, options, window, handle, signals)
     finally:
         # Releases; a loss was already reported and decided the exit status.
         with contextlib.suppress(LeaseLost):
@@ -210,16 +230,16 @@ def _run(client: Tenure, options: RunOptions, signals: _Signals) -> int:
 
 
 def _claim_and_run(
-    client: Tenure, options: RunOptions, handle: LeaseHandle, signals: _Signals
+    client: Tenure, options: RunOptions, window: str, handle: LeaseHandle, signals: _Signals
 ) -> int:
     try:
-        window = client.claim_window(options.job, options.window, handle)
+        claimed = client.claim_window(options.job, window, handle)
     except WindowCompleted:
-        _say(f"skipped: window {options.window!r} of {options.job!r} is already completed")
+        _say(f"skipped: window {window!r} of {options.job!r} is already completed")
         return 0 if options.skip_ok else EXIT_COMPLETED
     except TenureError as error:
         return _service_error(error)
-    environment = _environment(options, handle, window.attempt)
+    environment = _environment(options.job, window, handle, claimed.attempt)
     try:
         signals.child = _Child(options.command, environment)
     except FileNotFoundError as error:
@@ -233,7 +253,7 @@ def _claim_and_run(
         return EXIT_LOST
     if returncode != 0:
         return child_exit_code(returncode)
-    return _complete(client, options, handle)
+    return _complete(client, options.job, window, handle)
 
 
 def _supervise(child: _Child, handle: LeaseHandle, grace: float) -> int | None:
@@ -249,10 +269,10 @@ def _supervise(child: _Child, handle: LeaseHandle, grace: float) -> int | None:
         handle.wait_lost(POLL_SECONDS)
 
 
-def _complete(client: Tenure, options: RunOptions, handle: LeaseHandle) -> int:
+def _complete(client: Tenure, job: str, window: str, handle: LeaseHandle) -> int:
     try:
         handle.check()
-        client.complete_window(options.job, options.window, handle)
+        client.complete_window(job, window, handle)
     except LeaseLost as error:
         _say(f"the command succeeded but the lease was lost meanwhile: {error}")
         return EXIT_LOST

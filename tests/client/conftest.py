@@ -14,12 +14,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import uvicorn
 
-from tenure import Tenure
+from tenure import Tenure, resolve_window
 from tenure_server.api.app import create_app
 from tenure_server.protocol import RoundHttpToolsProtocol
 from tenure_server.settings import Settings
@@ -28,6 +29,20 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("worker.py")
 TENURE_COMMAND = str(Path(sys.executable).with_name("tenure"))
 STARTUP_TIMEOUT = 15.0
+# How far behind the database's clock a host's clock runs in the clock-skew tests.
+SKEW = timedelta(minutes=5)
+
+
+def recent_daily_schedule() -> tuple[str, str, str]:
+    """A daily UTC schedule that fired 2.5–3.5 minutes ago, its window key ("date") today by the
+    real clock (the database's), and yesterday's, by a clock running SKEW behind."""
+    now = datetime.now(UTC)
+    fired = now - timedelta(minutes=2.5)
+    cron = f"{fired.minute} {fired.hour} * * *"
+    today = resolve_window(cron, "UTC", "date", now=now)
+    yesterday = resolve_window(cron, "UTC", "date", now=now - SKEW)
+    assert today != yesterday
+    return cron, today, yesterday
 
 
 class LiveService:

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tenure import LeaseHeld, Tenure, resolve_window
+from tenure import LeaseHeld, Tenure, resolve_window, run_once
 from tenure._supervisor import EXIT_COMPLETED, EXIT_HELD, EXIT_LOST, EXIT_UNREACHABLE
-from tests.client.conftest import Processes
+from tests.client.conftest import SKEW, Processes, recent_daily_schedule
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 
 PYTHON = sys.executable
+SKEWED_TENURE = Path(__file__).with_name("skewed_tenure.py")
 # The command the tests run: writes its pid and TENURE_* environment to a file, optionally
 # ignores SIGTERM or records it, then sleeps; exits with the given status.
 CHILD = """
@@ -204,6 +205,28 @@ def test_run_computes_the_window_from_the_schedule(
     assert isinstance(env, dict)
     assert env["TENURE_WINDOW"] in {before, after}
     assert client.get_window("close-day", env["TENURE_WINDOW"]).completed
+
+
+@pytest.mark.timeout(90)
+def test_run_resolves_the_window_by_the_database_clock(
+    client: Tenure, processes: Processes, service_url: str, tmp_path: Path
+) -> None:
+    """`tenure run --cron` on a host whose clock runs 5 minutes behind runs today's window by the
+    database's clock; yesterday's, already completed, does not make it skip."""
+    cron, today, yesterday = recent_daily_schedule()
+    assert run_once(client, "close-day", yesterday, lambda ctx: None).ran
+    out = tmp_path / "child.json"
+    run = processes.start(
+        PYTHON, str(SKEWED_TENURE), str(SKEW.total_seconds()), "run", "close-day",
+        "--cron", cron, "--tz", "UTC", "--key", "date", "--url", service_url,
+        "--", *_child(out),
+    )  # fmt: skip
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err
+    env = _wait_for(out)["env"]
+    assert isinstance(env, dict)
+    assert env["TENURE_WINDOW"] == today
+    assert client.get_window("close-day", today).completed
 
 
 def test_run_refuses_bad_usage(processes: Processes, tmp_path: Path) -> None:

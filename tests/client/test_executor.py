@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -20,10 +20,14 @@ from tenure import (
     Tenure,
     arun_once,
     once_per,
-    resolve_window,
     run_once,
 )
-from tests.client.conftest import Processes
+from tests.client.conftest import SKEW, Processes, recent_daily_schedule
+
+
+def behind() -> datetime:
+    """This host's clock, running SKEW behind the database's."""
+    return datetime.now(UTC) - SKEW
 
 
 def test_a_completed_window_is_skipped(client: Tenure) -> None:
@@ -110,49 +114,61 @@ async def test_arun_once_runs_skips_and_resumes(service_url: str) -> None:
         assert again.skipped == "completed"
 
 
-def test_once_per_uses_the_occurrence_the_scheduler_meant(client: Tenure) -> None:
-    """A run at 00:05 and a late one at 03:40 close the same day; the late one skips."""
-    moments = iter(
-        [
-            datetime(2026, 9, 25, 3, 5, 1, tzinfo=UTC),  # 00:05:01 in São Paulo
-            datetime(2026, 9, 25, 6, 40, tzinfo=UTC),  # 03:40, late
-            datetime(2026, 9, 26, 3, 4, 59, tzinfo=UTC),  # a hair early for the next day
-        ]
-    )
-    windows: list[str] = []
+def test_once_per_counts_a_scheduler_firing_a_hair_early_for_its_occurrence(client: Tenure) -> None:
+    """A scheduler whose clock reached the occurrence a second before the database's did runs
+    that occurrence, not the one before (early_tolerance); called again, it skips it."""
+    due = (datetime.now(UTC) + timedelta(minutes=2)).replace(second=0, microsecond=0)
 
     @once_per(
         "close-day",
-        cron="5 0 * * *",
-        tz="America/Sao_Paulo",
-        key="previous_day",
+        cron=f"{due.minute} {due.hour} * * *",
+        tz="UTC",
+        key="date",
         client=client,
-        clock=lambda: next(moments),
+        clock=lambda: due - timedelta(seconds=1),
     )
     def close_day(ctx: RunContext, store: int) -> int:
-        windows.append(ctx.window)
         return store
 
     first: RunResult[int] = close_day(42)
-    assert (first.ran, first.window, first.value) == (True, "2026-09-24", 42)
-    late = close_day(42)
-    assert (late.ran, late.skipped, late.window) == (False, "completed", "2026-09-24")
-    early = close_day(7)
-    assert (early.ran, early.window) == (True, "2026-09-25")
-    assert windows == ["2026-09-24", "2026-09-25"]
+    assert (first.ran, first.window, first.value) == (True, due.date().isoformat(), 42)
+    again = close_day(7)
+    assert (again.ran, again.skipped, again.window) == (False, "completed", first.window)
 
 
-async def test_once_per_with_an_async_client(service_url: str) -> None:
-    """With an AsyncTenure client the decorated coroutine function is awaited."""
+def test_once_per_resolves_the_window_by_the_database_clock(client: Tenure) -> None:
+    """On a host whose clock runs 5 minutes behind, the window is today's by the database's
+    clock: yesterday's, already completed, does not make today's run skip."""
+    cron, today, yesterday = recent_daily_schedule()
+    assert run_once(client, "close-day", yesterday, lambda ctx: None).ran
+
+    @once_per("close-day", cron=cron, tz="UTC", key="date", client=client, clock=behind)
+    def close_day(ctx: RunContext) -> str:
+        return ctx.window
+
+    result = close_day()
+    assert (result.ran, result.window, result.value) == (True, today, today)
+
+
+async def test_once_per_with_an_async_client_resolves_by_the_database_clock(
+    service_url: str,
+) -> None:
+    """With an AsyncTenure client the decorated coroutine function is awaited, and its window
+    is resolved by the service too."""
+    cron, today, yesterday = recent_daily_schedule()
     async with AsyncTenure(service_url) as client:
 
-        @once_per("tick", cron="*/5 * * * *", tz="UTC", client=client)
-        async def tick(ctx: RunContext) -> str:
+        async def work(ctx: RunContext) -> None:
+            pass
+
+        assert (await arun_once(client, "close-day", yesterday, work)).ran
+
+        @once_per("close-day", cron=cron, tz="UTC", key="date", client=client, clock=behind)
+        async def close_day(ctx: RunContext) -> str:
             return ctx.window
 
-        result = await tick()
-        assert result.ran
-        assert result.value == resolve_window("*/5 * * * *", "UTC")
+        result = await close_day()
+        assert (result.ran, result.window) == (True, today)
 
 
 def test_once_per_refuses_a_bad_schedule(client: Tenure) -> None:

@@ -252,6 +252,29 @@ def test_requests_for_each_operation() -> None:
     assert P.verify_fence("db", "l", 4).path == "/v1/fences/db/verify"
 
 
+def test_a_window_is_resolved_by_the_service_clock_with_the_early_tolerance() -> None:
+    """The request sends no instant (the database clock decides); the window is the service's
+    occurrence, or the next one when this host's clock says it is due within the tolerance. A
+    host clock running behind never picks an older window than the service's."""
+    cron, tz = "5 0 * * *", "America/Sao_Paulo"
+    request = P.resolve_window(cron, tz, "previous_day", 2.0)
+    assert (request.method, request.path) == ("POST", "/v1/windows/resolve")
+    assert request.json == {"cron": cron, "timezone": tz, "key": "previous_day"}
+    answer = {
+        "occurrence": "2026-09-26T00:05:00-03:00",
+        "window": "2026-09-25",
+        "next_occurrence": "2026-09-27T00:05:00-03:00",
+    }
+
+    def window_at(now: datetime) -> str:
+        request = P.resolve_window(cron, tz, "previous_day", 2.0, lambda: now)
+        return P.decode_response(request, 200, {}, json.dumps(answer).encode())
+
+    assert window_at(datetime(2026, 9, 27, 3, 4, 58, 500000, tzinfo=UTC)) == "2026-09-26"
+    assert window_at(datetime(2026, 9, 27, 3, 4, 57, tzinfo=UTC)) == "2026-09-25"
+    assert window_at(datetime(2026, 9, 20, tzinfo=UTC)) == "2026-09-25"
+
+
 def test_a_batch_verify_decodes_each_refusal_as_its_single_answer() -> None:
     """Each refused entry's problem becomes the exception a single verify would raise; an entry
     whose problem is not a problem makes the whole answer unreadable."""
