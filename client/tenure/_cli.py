@@ -37,9 +37,11 @@ from tenure._supervisor import (
     EXIT_LOST,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
+    KILL_MARGIN,
     RunOptions,
     Schedule,
     run_command,
+    stop_grace,
 )
 
 RUN_EPILOG = f"""\
@@ -56,9 +58,16 @@ exit status:
   {EXIT_USAGE}                  invalid usage, or the service refused the request
 
 The window is completed only when COMMAND exits 0; with --cron it is the occurrence the
-schedule meant by the service's (the database's) clock, never this host's. On lease loss
-COMMAND's process group gets SIGTERM, then SIGKILL after --grace seconds; SIGINT/SIGTERM
-sent to tenure run are forwarded.
+schedule meant by the service's (the database's) clock, never this host's.
+
+COMMAND is dead before the lease can be granted to anyone else. The deadline is the TTL after
+the last successful renewal was sent: if no renewal has succeeded by --grace seconds before it,
+COMMAND's process group gets SIGTERM, and SIGKILL {KILL_MARGIN:g} s before the deadline. A loss
+noticed late (the service answered lease-lost, or tenure run was paused) leaves COMMAND only
+what remains before the deadline: SIGKILL at once if it has passed. --grace is cut to half the
+time between a renewal falling due and the SIGKILL, so that a slow renewal never stops COMMAND.
+SIGINT/SIGTERM sent to tenure run are forwarded.
+
 The service is ${ENV_URL} (default {DEFAULT_URL}) unless --url is given; ${ENV_TOKEN} is sent
 as a bearer token.
 """
@@ -111,7 +120,10 @@ def _add_run(commands: Any) -> None:
     run.add_argument("--lease", help="lease name (default: JOB)")
     run.add_argument("--wait", type=_seconds, default=0.0, help="seconds to wait for the lease")
     run.add_argument(
-        "--grace", type=_seconds, default=DEFAULT_GRACE, help="SIGTERM→SIGKILL delay on loss"
+        "--grace",
+        type=_seconds,
+        default=DEFAULT_GRACE,
+        help="seconds between SIGTERM and SIGKILL, ending before the lease may expire",
     )
     run.add_argument("--renew-every", type=_seconds, help="renewal period (default: TTL / 3)")
     run.add_argument("--url", help=f"service URL (default: ${ENV_URL} or {DEFAULT_URL})")
@@ -176,6 +188,20 @@ def _window(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> s
         parser.error(str(error))
 
 
+def _grace(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> float:
+    try:
+        grace = stop_grace(arguments.ttl, arguments.renew_every, arguments.grace)
+    except ValueError as error:
+        parser.error(str(error))
+    if grace < arguments.grace:
+        print(
+            f"tenure run: --grace {arguments.grace:g} s is cut to {grace:.3g} s: with a TTL of"
+            f" {arguments.ttl:g} s a longer one would stop the command while renewals still work",
+            file=sys.stderr,
+        )
+    return grace
+
+
 def _run_options(
     parser: argparse.ArgumentParser, arguments: argparse.Namespace, command: list[str]
 ) -> RunOptions:
@@ -190,7 +216,7 @@ def _run_options(
         ttl=arguments.ttl,
         lease=arguments.lease,
         wait=arguments.wait,
-        grace=arguments.grace,
+        grace=_grace(parser, arguments),
         renew_every=arguments.renew_every,
         skip_ok=arguments.skip_ok,
         register=_registration(parser, arguments),

@@ -129,6 +129,13 @@ class _Handle:
             return self._grant
 
     @property
+    def deadline(self) -> float:
+        """The `time.monotonic()` instant until which the lease surely holds: the TTL after the
+        last successful acquire or renew was sent. From then on it may have expired."""
+        with self._lock:
+            return self._clock.deadline
+
+    @property
     def lost(self) -> bool:
         """True once the lease is, or may be, lost; it never turns back to False. After the block,
         it keeps the value it had when the block ended."""

@@ -8,9 +8,16 @@ The command runs only if this process takes the job's lease and the window is no
 The command gets, in its environment, TENURE_JOB, TENURE_LEASE, TENURE_WINDOW, TENURE_GENERATION,
 TENURE_ATTEMPT, TENURE_IDEMPOTENCY_KEY (`<job>/<window>`) and TENURE_FENCING_TOKEN
 (`<lease>/<generation>`, the value of the `Fencing-Token` header). While it runs, the lease is
-renewed in the background. If the lease is lost, the command's process group gets SIGTERM, then
-SIGKILL after `--grace` seconds. SIGINT and SIGTERM sent to `tenure run` are forwarded to it. The
+renewed in the background. SIGINT and SIGTERM sent to `tenure run` are forwarded to it. The
 window is completed only when the command exits 0.
+
+The command never runs beside the lease's next holder: it is dead before the lease can expire.
+The deadline is the TTL after the last successful renewal was *sent* (the service set the expiry
+later than that); the command's process group gets SIGTERM `--grace` seconds before it — when no
+renewal has succeeded by then — and SIGKILL `KILL_MARGIN` before it. A loss noticed late (a
+`lease-lost` answer, or `tenure run` itself paused) leaves the command only what remains before
+the deadline: SIGKILL at once if it has passed. The grace is at most half the time between a
+renewal falling due and the SIGKILL, so that a renewal that is merely slow never stops it.
 
 Exit status:
     the command's own   it ran (128 + N when it was killed by signal N); 126/127 when it could
@@ -35,6 +42,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import FrameType
@@ -50,6 +58,7 @@ from tenure._errors import (
 )
 from tenure._lease import LeaseHandle
 from tenure._models import JobSpec
+from tenure._renewal import LeaseClock
 from tenure._schedule import KeyFormat
 from tenure._tokens import idempotency_key
 
@@ -60,10 +69,12 @@ __all__ = [
     "EXIT_LOST",
     "EXIT_UNREACHABLE",
     "EXIT_USAGE",
+    "KILL_MARGIN",
     "RunOptions",
     "Schedule",
     "child_exit_code",
     "run_command",
+    "stop_grace",
 ]
 
 EXIT_USAGE = 2
@@ -75,6 +86,9 @@ EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
 
 DEFAULT_GRACE = 10.0
+# The command is SIGKILLed this long before the lease may expire: time for the supervisor to
+# wake and for the kill to take effect before the service can grant the lease again.
+KILL_MARGIN = 0.1
 # How often the supervisor looks at the child, the lease and the signals it received.
 POLL_SECONDS = 0.05
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -98,6 +112,7 @@ class RunOptions:
     ttl: float
     lease: str | None = None
     wait: float = 0.0
+    # At most `stop_grace(ttl, renew_every, …)`: a longer one would stop a healthy command.
     grace: float = DEFAULT_GRACE
     renew_every: float | None = None
     skip_ok: bool = False
@@ -116,6 +131,20 @@ class _Interrupted(Exception):
 def child_exit_code(returncode: int) -> int:
     """The command's exit status as a shell reports it: 128 + N when killed by signal N."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+def stop_grace(ttl: float, renew_every: float | None, grace: float) -> float:
+    """The grace a command gets between SIGTERM and SIGKILL: `grace`, but at most half the time
+    from a renewal falling due to the SIGKILL, so that only renewals failing for that long stop
+    the command. ValueError when the TTL leaves no such time."""
+    clock = LeaseClock(ttl, renew_every)
+    spare = clock.ttl - clock.interval - KILL_MARGIN
+    if spare <= 0:
+        raise ValueError(
+            f"a TTL of {ttl:g} s renewed every {clock.interval:g} s leaves no time to stop the"
+            f" command {KILL_MARGIN:g} s before the lease may expire: give a longer --ttl"
+        )
+    return min(grace, spare / 2)
 
 
 def _say(message: str) -> None:
@@ -141,13 +170,13 @@ class _Child:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signum)
 
-    def stop(self, grace: float) -> int:
-        """SIGTERM, then SIGKILL after `grace` seconds; the command's exit status."""
+    def stop(self, kill_at: float) -> int:
+        """SIGTERM, then SIGKILL at `kill_at` (a monotonic time); the command's exit status."""
         self.signal(signal.SIGTERM)
         try:
-            return self.process.wait(grace)
+            return self.process.wait(max(0.0, kill_at - time.monotonic()))
         except subprocess.TimeoutExpired:
-            _say(f"the command did not stop within {grace:g} s: SIGKILL")
+            _say("the command did not stop in time: SIGKILL")
         self.signal(signal.SIGKILL)
         return self.process.wait()
 
@@ -257,16 +286,25 @@ def _claim_and_run(
 
 
 def _supervise(child: _Child, handle: LeaseHandle, grace: float) -> int | None:
-    """Wait for the command; stop it if the lease is lost. Its status, or None when stopped."""
+    """Wait for the command; stop it so that it is dead before the lease may expire (see the
+    module docstring). Its status, or None when stopped."""
     while True:
         returncode = child.process.poll()
         if returncode is not None:
             return returncode
+        now, kill_at = time.monotonic(), handle.deadline - KILL_MARGIN
         if handle.lost:
             _say(f"lease lost ({handle.lost_reason}): stopping the command")
-            child.stop(grace)
-            return None
-        handle.wait_lost(POLL_SECONDS)
+        elif now >= kill_at - grace:
+            _say(
+                f"no renewal succeeded for {now - handle.deadline + handle.ttl:.1f} s: stopping"
+                " the command before the lease may expire"
+            )
+        else:
+            handle.wait_lost(min(POLL_SECONDS, kill_at - grace - now))
+            continue
+        child.stop(min(now + grace, kill_at))
+        return None
 
 
 def _complete(client: Tenure, job: str, window: str, handle: LeaseHandle) -> int:
