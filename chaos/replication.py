@@ -140,16 +140,16 @@ class Databases:
         return killed, promoted
 
     def destroy(self) -> None:
-        """Stop the proxies and every server, and delete them, keeping each server's log in
-        `<run>/logs/postgres.<folder>.log`; never raises."""
-        for proxy in (self.link, *self.addresses):
-            with contextlib.suppress(Exception):
-                proxy.heal()
-                proxy.stop()
+        """Stop and delete every server, keeping its log in `<run>/logs/postgres.<folder>.log`,
+        then stop the proxies (no connection left through them); never raises."""
         logs = self.run / "logs"
-        for server in (self.primary, self.standby, *self.retired):
+        for server in (self.standby, self.primary, *self.retired):
             if server is not None:
                 with contextlib.suppress(OSError):
                     logs.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(server.log, logs / f"postgres.{server.root.name}.log")
                 server.destroy()
+        for proxy in (self.link, *self.addresses):
+            with contextlib.suppress(Exception):
+                proxy.heal()
+                proxy.stop()
