@@ -48,7 +48,7 @@ async def test_generations_must_be_positive_bigints(
     """A generation outside 1..2^63-1, or not an integer, is 422 on every endpoint taking one."""
     for path, extra in (
         ("/v1/leases/close-day/renew", {"holder": "a", "ttl_seconds": 30}),
-        ("/v1/leases/close-day/release", {"holder": "a"}),
+        ("/v1/leases/close-day/release", {"holder": "a", "grant": "1"}),
         ("/v1/jobs/j/windows/w/claim", {"holder": "a", "lease": "close-day"}),
         ("/v1/fences/r/verify", {"lease": "close-day"}),
     ):

@@ -53,12 +53,14 @@ async def test_grants_renewals_fences_and_releases_answer_alike(api: httpx.Async
     verify = '{"lease": "job", "generation": 1}'
     assert alike(await both(api, "/v1/fences/store/verify", verify))["highest"] == 1
     batch = '{"holder": "a", "ttl_seconds": 30, "leases": [{"name": "job", "generation": 1}]}'
-    renewed = alike(await both(api, "/v1/leases/renew", batch))
+    renewals = await both(api, "/v1/leases/renew", batch)
+    renewed = alike(renewals)
     assert [lease["generation"] for lease in renewed["renewed"]] == [1]
+    (latest,) = renewals[-1].json()["renewed"]  # the holding's latest grant
     fences = '{"fences": [{"resource": "store", "lease": "job", "generation": 1}]}'
     verified = alike(await both(api, "/v1/fences/verify", fences))
     assert [fence["highest"] for fence in verified["accepted"]] == [1]
-    release = '{"holder": "a", "generation": 1}'
+    release = f'{{"holder": "a", "generation": 1, "grant": "{latest["grant"]}"}}'
     assert alike(await both(api, "/v1/leases/job/release", release))["held"] is False
 
 

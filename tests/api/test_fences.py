@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, TypeVar
+
 import httpx
 
 from tests.api.test_leases import held, problem, release
+
+T = TypeVar("T")
 
 
 async def verify(
@@ -15,11 +21,23 @@ async def verify(
     )
 
 
-async def hand_out(api: httpx.AsyncClient, lease: str, generations: int) -> None:
+async def hand_out(
+    api: httpx.AsyncClient,
+    lease: str,
+    generations: int,
+    send: Callable[[int], Iterable[Coroutine[Any, Any, T]]] = lambda _: (),
+) -> list[T]:
+    """Hand `lease` to one holder after another (each acquires and releases) up to generation
+    `generations`. While each generation is the current one, starts the requests `send` makes
+    for it without waiting for them, so they are still in flight as the lease moves on; returns
+    their answers, in the order sent."""
+    sent: list[asyncio.Task[T]] = []
     for generation in range(1, generations + 1):
         holding = await held(api, lease, f"h{generation}")
         assert holding["generation"] == generation
+        sent += [asyncio.create_task(request) for request in send(generation)]
         assert (await release(api, holding)).status_code == 200
+    return await asyncio.gather(*sent)
 
 
 async def test_verify_records_and_accepts_equal_generations(api: httpx.AsyncClient) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.api.test_leases import held, problem
+from tests.api.test_leases import held, problem, release
 
 DAILY: dict[str, Any] = {
     "schedule": "5 0 * * *",
@@ -139,7 +139,7 @@ async def test_job_history_is_newest_first_and_paginated(api: httpx.AsyncClient)
 async def test_lease_history_is_newest_first_and_paginated(api: httpx.AsyncClient) -> None:
     """A lease's transitions come newest first; the cursor pages back in time."""
     lease = await held(api, "report", "a")
-    await api.post("/v1/leases/report/release", json={"holder": "a", "generation": 1})
+    assert (await release(api, lease)).status_code == 200
     await held(api, "report", "b")
     assert lease["generation"] == 1
     first = await events(api, "/v1/leases/report/events", limit=2)

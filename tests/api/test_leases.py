@@ -124,7 +124,7 @@ async def test_renew_with_another_generation_or_holder_is_refused(api: httpx.Asy
 async def test_release_expires_the_lease_and_keeps_the_generation(api: httpx.AsyncClient) -> None:
     """Release ends the holding at once; the next acquire gets generation + 1, never 1 again."""
     lease = await held(api, "close-day", "a")
-    response = await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+    response = await release(api, lease)
     assert response.status_code == 200, response.text
     released = response.json()
     assert released["held"] is False
@@ -135,10 +135,9 @@ async def test_release_expires_the_lease_and_keeps_the_generation(api: httpx.Asy
 
 async def test_release_twice_is_answered_like_the_first(api: httpx.AsyncClient) -> None:
     """A client retrying a release after a lost response sees success, not an error."""
-    await held(api, "close-day", "a")
-    body = {"holder": "a", "generation": 1}
-    first = await api.post("/v1/leases/close-day/release", json=body)
-    second = await api.post("/v1/leases/close-day/release", json=body)
+    lease = await held(api, "close-day", "a")
+    first = await release(api, lease)
+    second = await release(api, lease)
     assert first.status_code == second.status_code == 200
     assert first.json()["expires_at"] == second.json()["expires_at"]
 
@@ -147,17 +146,17 @@ async def test_releasing_an_expired_lease_does_not_move_its_expiry(api: httpx.As
     """least(expires_at, now()): releasing late never pushes the expiry forward."""
     lease = await held(api, "close-day", "a", ttl=1)
     await asyncio.sleep(1.2)
-    response = await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+    response = await release(api, lease)
     assert response.status_code == 200, response.text
     assert response.json()["expires_at"] == lease["expires_at"]
 
 
 async def test_a_holder_that_lost_the_lease_cannot_release_it(api: httpx.AsyncClient) -> None:
     """After a takeover, the old holder's release is lease-lost and the new holding stands."""
-    await held(api, "close-day", "a", ttl=1)
+    lost = await held(api, "close-day", "a", ttl=1)
     await asyncio.sleep(1.1)
     await held(api, "close-day", "b")
-    response = await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+    response = await release(api, lost)
     problem(response, 409, "lease-lost")
     current = (await api.get("/v1/leases/close-day")).json()
     assert (current["holder"], current["generation"], current["held"]) == ("b", 2, True)
@@ -165,7 +164,9 @@ async def test_a_holder_that_lost_the_lease_cannot_release_it(api: httpx.AsyncCl
 
 async def test_releasing_an_unknown_lease_is_not_found(api: httpx.AsyncClient) -> None:
     """Release of a name that never existed is 404 lease-not-found."""
-    response = await api.post("/v1/leases/nothing/release", json={"holder": "a", "generation": 1})
+    response = await api.post(
+        "/v1/leases/nothing/release", json={"holder": "a", "generation": 1, "grant": "1"}
+    )
     problem(response, 404, "lease-not-found")
 
 
@@ -221,15 +222,8 @@ async def test_a_late_release_does_not_end_a_later_grant(api: httpx.AsyncClient)
     again = await held(api, "close-day", "a", ttl=30)
     assert (first["generation"], again["generation"]) == (1, 1)
     assert first["grant"] != again["grant"]
-    late = await api.post(
-        "/v1/leases/close-day/release",
-        json={"holder": "a", "generation": 1, "grant": first["grant"]},
-    )
-    problem(late, 409, "lease-lost")
+    problem(await release(api, first), 409, "lease-lost")
     assert (await api.get("/v1/leases/close-day")).json()["held"] is True
-    current = await api.post(
-        "/v1/leases/close-day/release",
-        json={"holder": "a", "generation": 1, "grant": again["grant"]},
-    )
+    current = await release(api, again)
     assert current.status_code == 200, current.text
     assert current.json()["held"] is False

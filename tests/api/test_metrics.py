@@ -7,7 +7,7 @@ import asyncpg
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.api.test_leases import held
+from tests.api.test_leases import held, release
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -55,8 +55,7 @@ async def test_counters_move_as_the_api_is_used(api: httpx.AsyncClient, database
     stale = {"lease": "close-day", "generation": 1}
     await api.post("/v1/fences/ledger/verify", json={"lease": "close-day", "generation": 2})
     assert (await api.post("/v1/fences/ledger/verify", json=stale)).status_code == 409
-    release = {"holder": "b", "generation": taken["generation"]}
-    await api.post("/v1/leases/close-day/release", json=release)
+    assert (await release(api, taken)).status_code == 200
 
     after = await scrape(api)
     moved = {

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from tenure_server.api.app import create_app
 from tenure_server.db.notifications import CHANNEL
 from tenure_server.settings import Settings
-from tests.api.test_leases import held, problem
+from tests.api.test_leases import held, problem, release
 
 
 async def wait_for(
@@ -30,11 +30,11 @@ async def wait_for(
 
 async def test_a_waiter_is_woken_by_the_release(api: httpx.AsyncClient) -> None:
     """A waiter (30 s) on a 60 s lease holds it right after the release, not at a timeout."""
-    await held(api, "close-day", "a", ttl=60)
+    lease = await held(api, "close-day", "a", ttl=60)
     waiter = asyncio.create_task(wait_for(api, "b", 30))
     await asyncio.sleep(0.3)
     released_at = time.monotonic()
-    await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+    assert (await release(api, lease)).status_code == 200
     response = await waiter
     elapsed = time.monotonic() - released_at
     assert response.status_code == 200, response.text
@@ -78,14 +78,14 @@ async def test_many_waiters_do_not_exhaust_the_pool(small_pool_app: FastAPI) -> 
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
-            await held(api, "close-day", "a", ttl=60)
+            lease = await held(api, "close-day", "a", ttl=60)
             waiters = [asyncio.create_task(wait_for(api, f"w{i}", 2)) for i in range(40)]
             await asyncio.sleep(0.3)
             started = time.monotonic()
             for i in range(10):
                 assert (await held(api, f"other-{i}", "x"))["generation"] == 1
             assert time.monotonic() - started < 2.0
-            await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+            assert (await release(api, lease)).status_code == 200
             responses = await asyncio.gather(*waiters)
     assert sorted(response.status_code for response in responses) == [200] + [409] * 39
 
@@ -110,18 +110,15 @@ async def test_a_release_notifies_only_while_someone_waits(
 ) -> None:
     """Nobody waits: the release sends no notification (a notifying commit serialises every
     release in the database). A waiter marked the lease: the release wakes it."""
-    await held(api, "close-day", "a", ttl=60)
-    release = {"holder": "a", "generation": 1}
-    quiet = await _notifications_during(
-        database_url, lambda: api.post("/v1/leases/close-day/release", json=release)
-    )
+    first = await held(api, "close-day", "a", ttl=60)
+    quiet = await _notifications_during(database_url, lambda: release(api, first))
     assert quiet == []
-    await held(api, "close-day", "a", ttl=60)
+    second = await held(api, "close-day", "a", ttl=60)
 
     async def release_under_a_waiter() -> None:
         waiter = asyncio.create_task(wait_for(api, "b", 30))
         await asyncio.sleep(0.3)
-        await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 2})
+        assert (await release(api, second)).status_code == 200
         assert (await waiter).json()["generation"] == 3
 
     assert await _notifications_during(database_url, release_under_a_waiter) == ["close-day"]
@@ -142,8 +139,7 @@ async def test_a_release_racing_the_waiters_mark_never_strands_the_waiter(
             )
         )
         await asyncio.sleep(random.uniform(0, 0.02))
-        release = {"holder": "a", "generation": first["generation"]}
-        await api.post(f"/v1/leases/{name}/release", json=release)
+        assert (await release(api, first)).status_code == 200
         started = time.monotonic()
         response = await waiter
         assert response.status_code == 200, response.text

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from tests.api.test_leases import held, problem
+from tests.api.test_leases import held, problem, release
 
 WINDOW = "/v1/jobs/close-day/windows/2026-09-25"
 
@@ -41,10 +41,10 @@ async def test_claim_then_complete_records_the_occurrence(api: httpx.AsyncClient
 
 async def test_a_completed_window_is_never_claimed_again(api: httpx.AsyncClient) -> None:
     """A late or repeated run finds the window completed, even with a new holding."""
-    await held(api, "close-day", "a")
+    lease = await held(api, "close-day", "a")
     await api.post(f"{WINDOW}/claim", json=holding("a", 1))
     done = (await api.post(f"{WINDOW}/complete", json=holding("a", 1))).json()
-    await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+    assert (await release(api, lease)).status_code == 200
     await held(api, "close-day", "b")
     body = problem(await api.post(f"{WINDOW}/claim", json=holding("b", 2)), 409, "window-completed")
     assert body["completed_at"] == done["completed_at"].replace("Z", "+00:00")
@@ -63,10 +63,10 @@ async def test_an_interrupted_run_is_resumed_with_the_next_attempt(api: httpx.As
 
 async def test_complete_again_returns_the_original_completion(api: httpx.AsyncClient) -> None:
     """Completing twice with the same holding is 200 with the first completed_at."""
-    await held(api, "close-day", "a")
+    lease = await held(api, "close-day", "a")
     await api.post(f"{WINDOW}/claim", json=holding("a", 1))
     first = await api.post(f"{WINDOW}/complete", json=holding("a", 1))
-    await api.post("/v1/leases/close-day/release", json={"holder": "a", "generation": 1})
+    assert (await release(api, lease)).status_code == 200
     second = await api.post(f"{WINDOW}/complete", json=holding("a", 1))
     assert second.status_code == 200, second.text
     assert second.json()["completed_at"] == first.json()["completed_at"]
@@ -113,12 +113,11 @@ async def test_a_claim_with_a_lower_generation_than_the_window_is_refused(
 ) -> None:
     """A window resumed by generation 3 refuses generation 2, even if 2 could hold the lease."""
     for generation, holder in ((1, "a"), (2, "b"), (3, "c")):
-        await held(api, "close-day", holder)
+        lease = await held(api, "close-day", holder)
+        assert lease["generation"] == generation
         if generation == 3:
             await api.post(f"{WINDOW}/claim", json=holding("c", 3))
-        await api.post(
-            "/v1/leases/close-day/release", json={"holder": holder, "generation": generation}
-        )
+        assert (await release(api, lease)).status_code == 200
     problem(await api.post(f"{WINDOW}/claim", json=holding("b", 2)), 409, "lease-lost")
 
 

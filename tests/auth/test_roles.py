@@ -16,7 +16,7 @@ HOLDING = {"holder": "h", "generation": 1}
 ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("POST", "/v1/leases/{ns}job/acquire", {"holder": "h", "ttl_seconds": 30}, "client"),
     ("POST", "/v1/leases/{ns}job/renew", {**HOLDING, "ttl_seconds": 30}, "client"),
-    ("POST", "/v1/leases/{ns}job/release", HOLDING, "client"),
+    ("POST", "/v1/leases/{ns}job/release", {**HOLDING, "grant": "1"}, "client"),
     (
         "POST",
         "/v1/leases/renew",
@@ -121,8 +121,8 @@ async def test_a_holder_string_cannot_be_borrowed_by_another_principal(
     secured: httpx.AsyncClient,
 ) -> None:
     """Renew, release, claim and complete by another principal are refused (403) even with the
-    right holder and generation, and a batch renew reports the holding lost; an acquire with the
-    same holder string is lease-held."""
+    right holder, generation and grant, and a batch renew reports the holding lost; an acquire
+    with the same holder string is lease-held."""
     lease = "/v1/leases/billing.job"
     taken = await secured.post(
         f"{lease}/acquire",
@@ -138,7 +138,9 @@ async def test_a_holder_string_cannot_be_borrowed_by_another_principal(
     renew = await secured.post(f"{lease}/renew", json={**HOLDING, "ttl_seconds": 30}, headers=admin)
     problem(renew, 403, "holding-of-another-principal")
     problem(
-        await secured.post(f"{lease}/release", json=HOLDING, headers=admin),
+        await secured.post(
+            f"{lease}/release", json={**HOLDING, "grant": taken.json()["grant"]}, headers=admin
+        ),
         403,
         "holding-of-another-principal",
     )

@@ -150,13 +150,13 @@ async def test_runtime_role_serves_the_api_but_cannot_delete(
         assert (await api.get("/readyz")).status_code == 200
         lease = await _call(api, "/v1/leases/report/acquire", {"holder": "a", "ttl_seconds": 30})
         holding = {"holder": "a", "generation": lease["generation"]}
-        await _call(api, "/v1/leases/report/renew", holding | {"ttl_seconds": 30})
+        renewed = await _call(api, "/v1/leases/report/renew", holding | {"ttl_seconds": 30})
         window = holding | {"lease": "report"}
         await _call(api, "/v1/jobs/report/windows/2030-01-01/claim", window)
         await _call(api, "/v1/jobs/report/windows/2030-01-01/complete", window)
         fence = {"lease": "report", "generation": lease["generation"]}
         await _call(api, "/v1/fences/store/verify", fence)
-        await _call(api, "/v1/leases/report/release", holding)
+        await _call(api, "/v1/leases/report/release", holding | {"grant": renewed["grant"]})
 
     connection = await asyncpg.connect(guide_database["app"])
     try:

@@ -74,14 +74,16 @@ def test_a_waiter_that_disconnects_leaves_no_orphan_acquisition() -> None:
     """A client that gives up while waiting never ends up holding the lease it left behind."""
     with tenure_serve() as url:
         lease = f"{url}/v1/leases/close-day"
-        httpx.post(f"{lease}/acquire", json={"holder": "a", "ttl_seconds": 60}, timeout=5)
+        first = httpx.post(f"{lease}/acquire", json={"holder": "a", "ttl_seconds": 60}, timeout=5)
         with pytest.raises(httpx.ReadTimeout):
             httpx.post(
                 f"{lease}/acquire",
                 json={"holder": "gone", "ttl_seconds": 60, "wait_seconds": 20},
                 timeout=0.5,
             )
-        httpx.post(f"{lease}/release", json={"holder": "a", "generation": 1}, timeout=5)
+        holding = {"holder": "a", "generation": 1, "grant": first.json()["grant"]}
+        released = httpx.post(f"{lease}/release", json=holding, timeout=5)
+        assert released.status_code == 200, released.text
         time.sleep(0.5)
         current = httpx.get(lease, timeout=5).json()
         assert not (current["holder"] == "gone" and current["held"])

@@ -7,6 +7,8 @@ import asyncio
 import asyncpg
 import httpx
 
+from tests.api.test_leases import release
+
 
 async def events(database_url: str) -> list[tuple[str, str, int, str | None, int | None]]:
     connection = await asyncpg.connect(database_url)
@@ -31,9 +33,9 @@ async def test_each_lease_transition_is_recorded_once(
     await api.post(f"{base}/renew", json={"holder": "a", "generation": 1, "ttl_seconds": 1})
     await asyncio.sleep(1.1)
     await api.post(f"{base}/renew", json={"holder": "a", "generation": 1, "ttl_seconds": 1})
-    await api.post(f"{base}/acquire", json={"holder": "b", "ttl_seconds": 30})
-    await api.post(f"{base}/release", json={"holder": "b", "generation": 2})
-    await api.post(f"{base}/release", json={"holder": "b", "generation": 2})
+    taken = (await api.post(f"{base}/acquire", json={"holder": "b", "ttl_seconds": 30})).json()
+    await release(api, taken)
+    await release(api, taken)
     await api.post(f"{base}/acquire", json={"holder": "c", "ttl_seconds": 30})
     assert await events(database_url) == [
         ("acquired", "a", 1, None, None),
@@ -46,8 +48,8 @@ async def test_each_lease_transition_is_recorded_once(
 
 async def test_leases_are_never_deleted(api: httpx.AsyncClient, database_url: str) -> None:
     """Release expires the row; the row and its generation remain."""
-    await api.post("/v1/leases/x/acquire", json={"holder": "a", "ttl_seconds": 30})
-    await api.post("/v1/leases/x/release", json={"holder": "a", "generation": 1})
+    acquired = await api.post("/v1/leases/x/acquire", json={"holder": "a", "ttl_seconds": 30})
+    assert (await release(api, acquired.json())).status_code == 200
     connection = await asyncpg.connect(database_url)
     try:
         row = await connection.fetchrow("SELECT generation, expires_at <= now() FROM leases")

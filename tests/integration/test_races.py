@@ -13,6 +13,7 @@ import httpx
 from tenure_server.api.app import create_app
 from tenure_server.settings import Settings
 from tests.api.test_fences import hand_out, verify
+from tests.api.test_leases import release
 
 
 async def test_fifty_concurrent_acquires_of_a_free_name_grant_exactly_one(
@@ -45,11 +46,8 @@ async def test_generations_grow_by_one_per_change_of_holder(api: httpx.AsyncClie
             if response.status_code != 200:
                 await asyncio.sleep(random.random() / 200)
                 continue
-            generation = response.json()["generation"]
-            granted.append((generation, holder))
-            released = await api.post(
-                "/v1/leases/cycle/release", json={"holder": holder, "generation": generation}
-            )
+            granted.append((response.json()["generation"], holder))
+            released = await release(api, response.json())
             assert released.status_code == 200, released.text
 
     await asyncio.gather(*(cycle(f"h{i}") for i in range(6)))
@@ -81,11 +79,9 @@ async def test_concurrent_claims_under_two_leases_cannot_both_succeed(
 
 
 async def test_concurrent_verifies_keep_the_highest_generation(api: httpx.AsyncClient) -> None:
-    """Verifies of many generations at once end with the maximum, and no generation is accepted
-    after a higher one was: a verify sent after a higher one was answered 200 is refused."""
-    await hand_out(api, "close-day", 30)
-    generations = list(range(1, 31)) * 3
-    random.shuffle(generations)
+    """Verifies of many generations at once, each generation's still in flight as the lease
+    moves on, end with the maximum, and no generation is accepted after a higher one was: a
+    verify sent after a higher one was answered 200 is refused."""
     accepted: list[tuple[int, float, float]] = []  # generation, sent, answered
 
     async def one(generation: int) -> None:
@@ -99,7 +95,7 @@ async def test_concurrent_verifies_keep_the_highest_generation(api: httpx.AsyncC
             assert response.json()["type"] == "/problems/stale-generation", response.text
             assert response.json()["highest"] > generation
 
-    await asyncio.gather(*(one(generation) for generation in generations))
+    await hand_out(api, "close-day", 30, lambda generation: [one(generation) for _ in range(3)])
     for low, low_sent, _ in accepted:
         for high, _, high_answered in accepted:
             assert not (low < high and low_sent > high_answered), (low, high)

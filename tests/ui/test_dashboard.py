@@ -17,6 +17,8 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
+from tests.api.test_leases import release
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 CHROMIUM_ARGS = [
@@ -88,7 +90,7 @@ async def seed(api: httpx.AsyncClient, database_url: str) -> None:
         await api.post(f"/v1/jobs/{job}/windows/{window}/claim", json=holding)
         if finish:
             await api.post(f"/v1/jobs/{job}/windows/{window}/complete", json=holding)
-            await api.post(f"/v1/leases/{job}/release", json={"holder": holder, "generation": 1})
+            assert (await release(api, lease.json())).status_code == 200
 
 
 async def test_dashboard_in_a_real_browser(
