@@ -26,7 +26,10 @@ def acquisitions(text: str) -> float:
 def test_counters_are_summed_over_workers(database_url: str) -> None:
     """With two workers, acquisitions answered by either worker all show in every scrape."""
     with (
-        tenure_serve("--workers", "2", TENURE_DATABASE_URL=database_url) as url,
+        # No monitor: its own acquire of tenure.monitor (after 15 s) would be counted too.
+        tenure_serve(
+            "--workers", "2", TENURE_DATABASE_URL=database_url, TENURE_MONITOR_ENABLED="false"
+        ) as url,
         httpx.Client(base_url=url, timeout=10) as http,
     ):
         for index in range(LEASES):
