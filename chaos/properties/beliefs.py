@@ -10,28 +10,41 @@ from chaos.properties import Violation, next_grant, received
 BeliefKey = tuple[str, str, int]  # process, lease, generation
 
 
-def _beliefs(history: History) -> dict[BeliefKey, list[tuple[float, float]]]:
-    """(process, lease, g) -> the (start, end) spans of the client's belief: as recorded, else
-    rebuilt from its operations (the latest deadline, cut short by a release). One client can
-    hold one generation more than once: it walked away from it and acquired it again."""
-    beliefs: dict[BeliefKey, list[tuple[float, float]]] = defaultdict(list)
-    for belief in history.beliefs:
-        key = (belief.process, belief.lease, belief.generation)
-        beliefs[key].append((belief.start, belief.end))
-    deadlines: dict[BeliefKey, tuple[float, float]] = {}
-    released: dict[BeliefKey, float] = {}
-    for op in history.operations:
+def _rebuilt(history: History) -> list[tuple[BeliefKey, list[float]]]:
+    """Each holding's belief as its client's operations tell it: from the acquire's send to the
+    latest deadline answered (acquire or renew), cut short at the send of a release."""
+    holdings: list[tuple[BeliefKey, list[float]]] = []
+    current: dict[BeliefKey, list[float]] = {}
+    for op in history.operations:  # in the order they were sent
         if op.generation is None:
             continue
         key = (op.process, op.lease, op.generation)
-        if op.op in ("acquire", "renew") and op.outcome == "ok" and op.deadline is not None:
-            start, end = deadlines.get(key, (op.sent, op.deadline))
-            deadlines[key] = (min(start, op.sent), max(end, op.deadline))
-        elif op.op == "release":
-            released.setdefault(key, op.sent)
-    for key, (start, end) in deadlines.items():
-        if key not in beliefs:
-            beliefs[key].append((start, min(end, released.get(key, end))))
+        deadline = op.deadline if op.outcome == "ok" else None  # what an answer told it
+        span = current.get(key)
+        if op.op == "acquire" and deadline is not None:
+            current[key] = [op.sent, deadline]
+            holdings.append((key, current[key]))
+        elif span is not None and op.op == "renew" and deadline is not None:
+            span[1] = max(span[1], deadline)
+        elif span is not None and op.op == "release":
+            span[1] = min(span[1], op.sent)
+    return holdings
+
+
+def _beliefs(history: History) -> dict[BeliefKey, list[tuple[float, float]]]:
+    """(process, lease, g) -> the (start, end) spans of the client's belief, one per holding: as
+    the client recorded it when it stopped believing, else rebuilt from its operations (a client
+    that died holding, a history of operations only). One client can hold one generation more
+    than once: it walked away from it (or its release was refused) and acquired it again."""
+    beliefs: dict[BeliefKey, list[tuple[float, float]]] = defaultdict(list)
+    recorded: set[tuple[str, str, int, float]] = set()
+    for belief in history.beliefs:
+        key = (belief.process, belief.lease, belief.generation)
+        beliefs[key].append((belief.start, belief.end))
+        recorded.add((*key, belief.start))  # a recorded belief starts at its acquire's send
+    for key, (start, end) in _rebuilt(history):
+        if (*key, start) not in recorded:
+            beliefs[key].append((start, end))
     return beliefs
 
 

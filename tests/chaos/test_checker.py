@@ -270,6 +270,21 @@ def test_side_effect_after_the_next_grant_is_reported() -> None:
     assert properties(check(History(operations=ops, effects=(effect,)))) == {3}
 
 
+def test_holding_of_a_client_that_died_is_rebuilt_from_its_operations() -> None:
+    """A client that held one generation twice, and died holding it the second time (no belief
+    recorded for it), believed it held it from that acquire: its side effect then is clean,
+    and that belief still outlasting the next grant is reported."""
+    first = grant("a", 1, 0.0, 0.1)
+    release = op("a", "release", 0.5, 0.6, "fail", holder="a", generation=1, error="lease-lost")
+    recorded = Belief("a", LEASE, 1, "a", 0.0, 0.5)
+    again = replace_op(grant("a", 1, 1.0, 1.1, ttl=2.0), acquired_at=0)  # the same holding
+    effect = Effect("a", LEASE, 1, "a", 1.5)
+    died = History(operations=(first, release, again), effects=(effect,), beliefs=(recorded,))
+    assert check(died).violations == ()
+    overtaken = replace(died, operations=(*died.operations, grant("b", 2, 2.0, 2.1)))
+    assert 3 in properties(check(overtaken))
+
+
 def test_unknown_acquire_is_not_a_grant() -> None:
     """An acquire with no answer may or may not have taken effect: it overtakes no belief."""
     lost = op("b", "acquire", 0.2, None, "unknown", holder="b")
