@@ -13,7 +13,8 @@
    under a generation its writer was granted; a same-database fenced write commits before the
    next generation of its lease is granted.
 5. Durability: every holding acknowledged to a client is in the database's event log, and right
-   after a database restart no lease's generation is below one acknowledged before it.
+   after a database restart or failover no lease's generation is below one acknowledged before
+   it.
 6. Windows: at most one completion per window, by the holding of its latest claim.
 7. Liveness: after each fault heals, an acquire succeeds within the bound; at the end, every
    lease of the workload can be acquired.

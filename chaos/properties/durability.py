@@ -1,4 +1,4 @@
-"""Property 5: acknowledged grants survive database restarts."""
+"""Property 5: acknowledged grants survive database restarts and failovers."""
 
 from __future__ import annotations
 
