@@ -1,13 +1,14 @@
-"""Reproduction of a product safety bug found by the long run (issue 5, property 3):
+"""Reproduction of a product safety bug found by the long run (issue 5, property 3), fixed since
+(commit 38156e3; the grant made mandatory in 17d586f), kept as a regression check:
 
     python -m chaos.repro_stale_release        # exit 1: reproduced; 0: not reproduced
 
-**A release sent before the same holder's re-acquire, but executed after it, releases the
-holding that re-acquire was just granted.** The release endpoint names the holding by
+**A release sent before the same holder's re-acquire, but executed after it, released the
+holding that re-acquire had just been granted.** The release endpoint named the holding by
 (name, holder, generation) only. A holder that acquires a lease it still holds is answered 200
-with the *same* generation and a fresh expiry, so an older release of that holder still matches
-and ends the holding the client was just told it has: the client believes it holds the lease
-until send + TTL, and another holder is granted the next generation at once.
+with the *same* generation and a fresh expiry, so an older release of that holder still matched
+and ended the holding the client was just told it has: the client believed it held the lease
+until send + TTL, and another holder was granted the next generation at once.
 
 Reachable with the SDK alone: a release times out client-side (its replica is paused — F2 —,
 or the network is slow), the application acquires the lease again through another replica (the
@@ -18,9 +19,10 @@ re-acquired 3438 on replica 1 (told: valid 1.2 s), replica 0 resumed and release
 granted 3439 0.24 s before win0's belief ended (its fenced completion was refused, as it should
 be; an unfenced side effect would not have been).
 
-The guard the service already has for the abandoned waiting acquire (release only while a named
-grant is the latest, `granted_xact`) is not exposed to clients: the HTTP release takes no grant,
-so it cannot tell "my latest grant" from "a grant I was given after I sent this".
+The fix: every acquire and renew answer carries `grant` (the transaction id stamped in
+`leases.granted_xact`), and a release names the grant it ends; one naming an older grant ends
+nothing (409 lease-lost). The release below names the grant of H's first acquire, which H's
+re-acquire has replaced, so it must end nothing.
 
 Real processes: an embedded PostgreSQL and two `tenure serve` replicas; replica 0 is paused with
 SIGSTOP (the kernel still accepts the connection and buffers the request), which makes the
