@@ -40,7 +40,7 @@ RUN python -m pip wheel --no-deps --wheel-dir /wheels . \
     && python -m venv /opt/venv \
     && wheel="$(ls /wheels/tenure-*.whl)" \
     && /opt/venv/bin/pip install "tenure[server] @ file://${wheel}" \
-    && /opt/venv/bin/python -c "import tenure_server.cli"
+    && /opt/venv/bin/python -c "import tenure_server.server.cli"
 
 # --- runtime: the interpreter and the venv; no compiler, no wheel, no pip cache ----------------
 FROM python:3.12.12-slim-bookworm AS runtime

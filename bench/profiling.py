@@ -41,7 +41,7 @@ CATEGORIES: tuple[tuple[str, Callable[[Stack], bool]], ...] = (
     ),
     (
         "logging (records, JSON formatting, stderr writes)",
-        _any("logging/", "tenure_server/logs.py"),
+        _any("logging/", "tenure_server/server/logs.py"),
     ),
     ("metrics (prometheus_client)", _any("prometheus_client/")),
     ("asyncpg: connection reset query on pool release", _any("Connection.reset (asyncpg")),

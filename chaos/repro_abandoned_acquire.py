@@ -4,7 +4,7 @@ commit 115e8eb; kept as a regression check (`tests/chaos/test_regressions.py`):
     python -m chaos.repro_abandoned_acquire        # exit 1: reproduced; 0: not reproduced
 
 A waiting acquire whose client went away releases the holding it acquired
-(`tenure_server/db/operations.py`, `Operations.acquire`: `if abandoned.is_set(): await
+(`tenure_server/app/operations.py`, `Operations.acquire`: `if abandoned.is_set(): await
 self.release(...)`). The release names the holding by (holder, generation) only, so when the same
 holder's next request — the client's retry after its timeout — was granted that very holding in
 between and answered 200, the abandoned request releases the holding the client was just told it

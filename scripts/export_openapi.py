@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tenure_server.api.app import openapi_document
+from tenure_server.server.app import openapi_document
 
 TARGET = Path(__file__).resolve().parent.parent / "openapi" / "openapi.json"
 

@@ -11,9 +11,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tenure_server.api.app import create_app
+from tenure_server.server.app import create_app
 from tenure_server.db.migrate import migrate
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 from tests import postgres
 
 

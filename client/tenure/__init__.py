@@ -95,7 +95,14 @@ from tenure._propagation import (
     fencing_token,
 )
 from tenure._retry import DEFAULT_RETRY, NO_RETRY, RetryPolicy
-from tenure._schedule import (
+from tenure._tokens import (
+    FENCING_HEADER,
+    fencing_headers,
+    format_token,
+    idempotency_key,
+    parse_token,
+)
+from tenure.schedule import (
     KeyFormat,
     Resolved,
     check_cron,
@@ -104,13 +111,6 @@ from tenure._schedule import (
     resolve,
     scheduled_occurrence,
     window_key,
-)
-from tenure._tokens import (
-    FENCING_HEADER,
-    fencing_headers,
-    format_token,
-    idempotency_key,
-    parse_token,
 )
 
 __version__ = "0.1.0"

@@ -23,12 +23,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from tenure._auth import hash_token, new_token
 from tenure._client import Tenure
 from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
 from tenure._errors import ServiceUnavailable, TenureError, TransportError
 from tenure._models import DEFAULT_DEADLINE, JobSpec
-from tenure._schedule import check_cron, check_timezone
 from tenure._status import render_overview
 from tenure._supervisor import (
     DEFAULT_GRACE,
@@ -43,6 +41,8 @@ from tenure._supervisor import (
     run_command,
     stop_grace,
 )
+from tenure.auth import hash_token, new_token
+from tenure.schedule import check_cron, check_timezone
 
 RUN_EPILOG = f"""\
 environment given to COMMAND:
@@ -76,7 +76,7 @@ as a bearer token.
 def _server_commands() -> Any:
     # Imported by name so the client never depends on the service's packages.
     try:
-        return importlib.import_module("tenure_server.cli")
+        return importlib.import_module("tenure_server.server.cli")
     except ModuleNotFoundError as error:
         sys.exit(
             f"`tenure {sys.argv[1]}` needs the server extra: pip install 'tenure[server]' ({error})"

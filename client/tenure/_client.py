@@ -52,7 +52,7 @@ from tenure._models import (
 )
 from tenure._renewer import AsyncRenewer, Renewer
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
-from tenure._schedule import KeyFormat
+from tenure.schedule import KeyFormat
 
 __all__ = ["AsyncTenure", "Tenure"]
 

@@ -47,7 +47,7 @@ from tenure._models import JobSpec
 from tenure._tokens import fencing_headers, format_token, idempotency_key
 
 if TYPE_CHECKING:
-    from tenure._schedule import KeyFormat
+    from tenure.schedule import KeyFormat
 
 __all__ = [
     "RunContext",
@@ -229,11 +229,11 @@ def resolve_window(
 ) -> str:
     """The window key of the occurrence a scheduler firing at `now` meant to run, by this
     host's clock unless `now` is given; `client.resolve_window` asks the service's clock."""
-    from tenure import _schedule  # lazy: cronsim is needed only with schedules
+    from tenure import schedule  # lazy: cronsim is needed only with schedules
 
     moment = datetime.now(UTC) if now is None else now.astimezone(UTC)
     # In UTC: adding to a local wall clock would be off by an hour across a DST change.
-    return _schedule.resolve(cron, tz, moment + timedelta(seconds=early_tolerance), key).window
+    return schedule.resolve(cron, tz, moment + timedelta(seconds=early_tolerance), key).window
 
 
 @overload
@@ -303,10 +303,10 @@ def once_per(
     `fn` after `ctx`. `register=True` registers the job on first use with this schedule
     (deadline: one hour); pass a `JobSpec` to choose its deadline and max runtime.
     """
-    from tenure import _schedule  # lazy: cronsim is needed only with schedules
+    from tenure import schedule  # lazy: cronsim is needed only with schedules
 
-    _schedule.check_cron(cron)
-    _schedule.check_timezone(tz)
+    schedule.check_cron(cron)
+    schedule.check_timezone(tz)
     spec = register if isinstance(register, JobSpec) else None
     if register is True:
         spec = JobSpec(schedule=cron, timezone=tz, key=key, lease=lease)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from tenure._errors import TenureError
 
 if TYPE_CHECKING:
-    from tenure._schedule import KeyFormat
+    from tenure.schedule import KeyFormat
 
 __all__ = [
     "DEFAULT_DEADLINE",

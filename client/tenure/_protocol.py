@@ -51,7 +51,7 @@ from tenure._models import (
     Verifications,
     Window,
 )
-from tenure._schedule import KeyFormat, window_key
+from tenure.schedule import KeyFormat, window_key
 
 __all__ = [
     "PROBLEM_PREFIX",

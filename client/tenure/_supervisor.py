@@ -59,8 +59,8 @@ from tenure._errors import (
 from tenure._lease import LeaseHandle
 from tenure._models import JobSpec
 from tenure._renewal import LeaseClock
-from tenure._schedule import KeyFormat
 from tenure._tokens import idempotency_key
+from tenure.schedule import KeyFormat
 
 __all__ = [
     "DEFAULT_GRACE",

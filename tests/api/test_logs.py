@@ -9,7 +9,7 @@ import logging
 import httpx
 import pytest
 
-from tenure_server.logs import JsonFormatter
+from tenure_server.server.logs import JsonFormatter
 from tests.api.test_leases import held
 from tests.api.test_metrics import expire
 

@@ -7,7 +7,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from tenure._schedule import resolve
+from tenure.schedule import resolve
 from tests.api.test_leases import problem
 
 
@@ -34,7 +34,7 @@ async def test_a_late_run_resolves_to_the_same_window(api: httpx.AsyncClient) ->
 
 @pytest.mark.parametrize("key", ["occurrence", "date", "previous_day"])
 async def test_the_service_agrees_with_the_sdk(api: httpx.AsyncClient, key: str) -> None:
-    """One implementation: the endpoint answers what tenure._schedule.resolve computes."""
+    """One implementation: the endpoint answers what tenure.schedule.resolve computes."""
     at = "2026-11-01T01:45:00-04:00"
     response = await api.post(
         "/v1/windows/resolve",

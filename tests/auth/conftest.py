@@ -8,9 +8,9 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from tenure._auth import hash_token
-from tenure_server.api.app import create_app
-from tenure_server.settings import Settings
+from tenure.auth import hash_token
+from tenure_server.server.app import create_app
+from tenure_server.server.settings import Settings
 
 TOKENS = {
     "admin": "tnr_admin-token",

@@ -21,9 +21,9 @@ import pytest
 import uvicorn
 
 from tenure import Tenure, resolve_window
-from tenure_server.api.app import create_app
-from tenure_server.protocol import RoundHttpToolsProtocol
-from tenure_server.settings import Settings
+from tenure_server.server.app import create_app
+from tenure_server.server.transport import RoundHttpToolsProtocol
+from tenure_server.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("worker.py")

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tenure import AsyncTenure, LeaseLost, Tenure
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 from tests.client.conftest import LiveService
 from tests.client.test_lease import SLACK, TTL, _expire
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -308,7 +308,12 @@ def test_dockerignore_keeps_local_state_out(path: str, ignore_rules: list[str]) 
 
 @pytest.mark.parametrize(
     "path",
-    ["pyproject.toml", "README.md", "client/tenure/__init__.py", "service/tenure_server/cli.py"],
+    [
+        "pyproject.toml",
+        "README.md",
+        "client/tenure/__init__.py",
+        "service/tenure_server/server/cli.py",
+    ],
 )
 def test_dockerignore_keeps_what_the_wheel_needs(path: str, ignore_rules: list[str]) -> None:
     """The package metadata and both source folders stay in the context."""

@@ -15,7 +15,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "tenure"

@@ -7,9 +7,9 @@ import asyncpg
 import httpx
 import pytest
 
-from tenure_server.api.app import create_app
-from tenure_server.monitor import Monitor
-from tenure_server.settings import Settings
+from tenure_server.server.app import create_app
+from tenure_server.app.monitor import Monitor
+from tenure_server.server.settings import Settings
 from tests.deploy.test_operations_guide import guide_database, server
 
 __all__ = ["guide_database", "server"]  # fixtures this module uses

@@ -18,9 +18,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tenure_server.api.app import create_app
+from tenure_server.server.app import create_app
 from tenure_server.db.migrate import migrate
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 from tests import postgres
 
 ROOT = Path(__file__).resolve().parents[2]

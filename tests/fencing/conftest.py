@@ -15,7 +15,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 from tests import postgres
 from tests.client.conftest import LiveService, Processes
 from tests.e2e.service_process import free_port

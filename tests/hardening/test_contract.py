@@ -25,8 +25,8 @@ from pydantic import SecretStr
 from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tenure_server.api.app import create_app
-from tenure_server.settings import Settings
+from tenure_server.server.app import create_app
+from tenure_server.server.settings import Settings
 from tests.auth.conftest import bearer, tokens_toml
 
 OPENAPI = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"

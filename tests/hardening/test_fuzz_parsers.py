@@ -14,8 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tenure import format_token, parse_token
-from tenure._schedule import KeyFormat, check_cron, check_timezone, next_occurrence, resolve
-from tenure_server.auth import Authenticator, TokensFileError
+from tenure.schedule import KeyFormat, check_cron, check_timezone, next_occurrence, resolve
+from tenure_server.app.auth import Authenticator, TokensFileError
 from tenure_server.domain.errors import InvalidInput, Unauthenticated
 from tenure_server.domain.names import (
     NAME_PATTERN,

@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tenure_server.api.app import create_app
-from tenure_server.settings import Settings
+from tenure_server.server.app import create_app
+from tenure_server.server.settings import Settings
 from tests.api.test_leases import PROBLEM
 
 # Bounds the test holds the service to, with the settings below. A stopped server refuses

@@ -16,7 +16,7 @@ import pytest
 from asyncpg.transaction import Transaction
 
 from tenure_server.db.notifications import ReleaseNotifications
-from tenure_server.db.operations import Operations
+from tenure_server.app.operations import Operations
 from tenure_server.db.pool import create_pool
 from tenure_server.db.repository import Acquire, Release, Renew, Repository, Verify
 from tenure_server.domain.fences import Fence, LeaseGeneration

@@ -10,8 +10,8 @@ from collections import Counter
 import asyncpg
 import httpx
 
-from tenure_server.api.app import create_app
-from tenure_server.settings import Settings
+from tenure_server.server.app import create_app
+from tenure_server.server.settings import Settings
 from tests.api.test_fences import hand_out, verify
 from tests.api.test_leases import release
 

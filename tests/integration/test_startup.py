@@ -10,9 +10,9 @@ import logging
 import asyncpg
 import pytest
 
-from tenure_server.api.app import UnsafeDatabase, create_app
+from tenure_server.server.app import UnsafeDatabase, create_app
 from tenure_server.db.migrate import available, migrate
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 from tests import postgres
 
 
@@ -72,7 +72,7 @@ async def test_an_explicit_setting_allows_it_with_a_warning(
 
 def test_invalid_configuration_fails_with_a_clear_message() -> None:
     """Inconsistent limits are refused at start-up, naming the setting."""
-    from tenure_server.cli import ConfigurationError, load_settings
+    from tenure_server.server.cli import ConfigurationError, load_settings
 
     with pytest.raises(ConfigurationError, match="TENURE_MIN_TTL_SECONDS"):
         load_settings(min_ttl_seconds=10, max_ttl_seconds=5)

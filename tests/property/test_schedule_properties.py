@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tenure._schedule import next_occurrence, scheduled_occurrence, window_key
+from tenure.schedule import next_occurrence, scheduled_occurrence, window_key
 
 ZONES = ["America/Sao_Paulo", "Europe/Berlin", "America/New_York", "UTC"]
 # Times inside the DST gaps and overlaps of those zones, plus schedules that ignore wall time.

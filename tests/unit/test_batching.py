@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from tenure_server.db.batching import Batcher
+from tenure_server.app.coalescing import Batcher
 
 
 class Recorder:

@@ -6,9 +6,9 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from tenure_server.api import express
-from tenure_server.api.app import create_app
+from tenure_server.server.app import create_app
 from tenure_server.api.express import Express
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 
 GOOD = b'{"holder": "a", "ttl_seconds": 30}'
 

@@ -13,7 +13,7 @@ import uvicorn
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from tenure_server.protocol import FLUSH_BYTES, RoundHttpToolsProtocol, _RoundTransport
+from tenure_server.server.transport import FLUSH_BYTES, RoundHttpToolsProtocol, _RoundTransport
 
 
 class Recorder(asyncio.Transport):

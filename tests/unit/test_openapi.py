@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tenure_server.api.app import openapi_document
+from tenure_server.server.app import openapi_document
 
 COMMITTED = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 

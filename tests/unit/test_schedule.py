@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tenure._schedule import (
+from tenure.schedule import (
     KeyFormat,
     check_cron,
     check_timezone,
@@ -416,7 +416,7 @@ def test_module_imports_without_cronsim() -> None:
     """The client imports the schedule module with cronsim missing; cronsim loads on first use."""
     script = (
         "import sys; sys.modules['cronsim'] = None; "
-        "import tenure, tenure._schedule; "
+        "import tenure, tenure.schedule; "
         "assert 'cronsim' not in sys.modules or sys.modules['cronsim'] is None"
     )
     subprocess.run([sys.executable, "-c", script], check=True)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tenure._schedule import KeyFormat
+from tenure.schedule import KeyFormat
 from tenure_server.domain import alerts
 from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.status import (

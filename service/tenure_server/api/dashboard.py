@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import datetime
 from html import escape
 
-from tenure_server.db.status import Evaluated, Overview
+from tenure_server.app.status import Evaluated, Overview
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import NotableEvent
 from tenure_server.domain.status import JOB_STATES, LeaseAge

@@ -14,8 +14,12 @@ from typing import Annotated
 from fastapi import Depends, Request
 from starlette.datastructures import State
 
-from tenure_server.auth import Authenticator
-from tenure_server.db.operations import Operations
+from tenure_server.app.auth import Authenticator
+from tenure_server.app.operations import Operations
+from tenure_server.app.status import StatusReader
+from tenure_server.app.telemetry import Telemetry
+from tenure_server.db.jobs import JobsRepository
+from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.repository import Repository
 from tenure_server.domain.limits import Limits
 from tenure_server.domain.principals import Principal
@@ -75,3 +79,27 @@ RepositoryDep = Annotated[Repository, Depends(_repository)]
 LimitsDep = Annotated[Limits, Depends(_limits)]
 CallerDep = Annotated[Principal, Depends(_caller)]
 ContextDep = Annotated[Context, Depends(_context)]
+
+
+# What the monitoring routes receive: the repositories, the status reader and the telemetry that
+# create_app and its lifespan put on the app.
+@dataclass(frozen=True, slots=True)
+class Monitoring:
+    jobs: JobsRepository
+    history: MonitoringRepository
+    statuses: StatusReader
+    stuck_after_seconds: float
+
+
+async def _monitoring(request: Request) -> Monitoring:
+    monitoring: Monitoring = request.app.state.monitoring
+    return monitoring
+
+
+async def _telemetry(request: Request) -> Telemetry:
+    telemetry: Telemetry = request.app.state.telemetry
+    return telemetry
+
+
+MonitoringDep = Annotated[Monitoring, Depends(_monitoring)]
+TelemetryDep = Annotated[Telemetry, Depends(_telemetry)]

@@ -15,7 +15,7 @@ from prometheus_client import Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tenure_server.api.problems import PAYLOAD_TOO_LARGE, problem_response
-from tenure_server.telemetry import Metrics
+from tenure_server.app.telemetry import Metrics
 
 _log = logging.getLogger("tenure.http")
 # Probes and scrapes arrive every few seconds; their lines are debug, not info.

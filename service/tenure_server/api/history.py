@@ -6,11 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from tenure_server.api.dependencies import CallerDep, LimitsDep
-from tenure_server.api.monitoring_dependencies import MonitoringDep
-from tenure_server.api.monitoring_schemas import LeaseEventOut, LeaseEventPage, OverviewOut
+from tenure_server.api.dependencies import CallerDep, LimitsDep, MonitoringDep
 from tenure_server.api.schemas import LeaseName, problem_responses
-from tenure_server.db.status import Overview
+from tenure_server.api.status_schemas import LeaseEventOut, LeaseEventPage, OverviewOut
+from tenure_server.app.status import Overview
 from tenure_server.domain.history import event_cursor
 from tenure_server.domain.names import encode_cursor
 from tenure_server.domain.principals import Principal

@@ -7,10 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from tenure_server.api.dependencies import CallerDep, LimitsDep
-from tenure_server.api.monitoring_dependencies import MonitoringDep
-from tenure_server.api.monitoring_schemas import JobEventOut, JobEventPage, JobOut, JobPage, JobPut
+from tenure_server.api.dependencies import CallerDep, LimitsDep, MonitoringDep
 from tenure_server.api.schemas import JobName, problem_responses
+from tenure_server.api.status_schemas import JobEventOut, JobEventPage, JobOut, JobPage, JobPut
 from tenure_server.domain.errors import Forbidden, JobNotFound
 from tenure_server.domain.history import event_cursor
 from tenure_server.domain.jobs import Job, check_spec

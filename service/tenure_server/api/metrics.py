@@ -5,10 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from tenure_server.api.dependencies import CallerDep
-from tenure_server.api.monitoring_dependencies import MonitoringDep, TelemetryDep
+from tenure_server.api.dependencies import CallerDep, MonitoringDep, TelemetryDep
+from tenure_server.app.telemetry import Gauge, state_gauges
 from tenure_server.domain.principals import EVERY_NAMESPACE
-from tenure_server.telemetry import Gauge, state_gauges
 
 router = APIRouter()
 

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from starlette.responses import Response
 from typing_extensions import TypedDict
 
-from tenure._schedule import KeyFormat
+from tenure.schedule import KeyFormat
 from tenure_server.domain.fences import Fence
 from tenure_server.domain.leases import Lease
 from tenure_server.domain.names import (

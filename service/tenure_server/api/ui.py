@@ -6,9 +6,8 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from tenure_server.api import dashboard
-from tenure_server.api.dependencies import CallerDep
+from tenure_server.api.dependencies import CallerDep, MonitoringDep
 from tenure_server.api.history import read_overview, visible
-from tenure_server.api.monitoring_dependencies import MonitoringDep
 
 router = APIRouter()
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 from starlette.types import Receive
 
-from tenure import _schedule as schedule
-from tenure._schedule import check_cron, check_timezone
+from tenure import schedule
+from tenure.schedule import check_cron, check_timezone
 from tenure_server.api.dependencies import (
     CallerDep,
     Context,

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import cast
 
-from tenure._schedule import KeyFormat
+from tenure.schedule import KeyFormat
 from tenure_server.db.repository import Record
 from tenure_server.db.statements import Statements, load
 from tenure_server.domain.history import JobRecord

@@ -1,4 +1,4 @@
-"""A job definition: its schedule (the SDK's window arithmetic, `tenure._schedule`), how long after
+"""A job definition: its schedule (the SDK's window arithmetic, `tenure.schedule`), how long after
 an occurrence its window must be completed, and how long a run may take."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tenure import _schedule as schedule
-from tenure._schedule import KeyFormat
+from tenure import schedule
+from tenure.schedule import KeyFormat
 from tenure_server.domain.errors import InvalidInput
 
 KEY_FORMATS: tuple[KeyFormat, ...] = ("occurrence", "date", "previous_day")

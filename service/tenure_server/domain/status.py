@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from tenure import _schedule as schedule
+from tenure import schedule
 from tenure_server.domain.jobs import Job
 from tenure_server.domain.windows import Window
 

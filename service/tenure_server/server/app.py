@@ -16,17 +16,24 @@ from types import FrameType
 
 from fastapi import FastAPI
 
-from tenure_server.api import fences, health, leases, observability, problems, windows
+from tenure_server.api import fences, health, history, jobs, leases, metrics, problems, ui, windows
+from tenure_server.api.dependencies import Monitoring
 from tenure_server.api.edge import RequestEdge
 from tenure_server.api.express import Express
-from tenure_server.auth import Authenticator
+from tenure_server.app.auth import Authenticator
+from tenure_server.app.monitor import Monitor, MonitorConfig
+from tenure_server.app.operations import Coalescing, Operations
+from tenure_server.app.status import StatusReader
+from tenure_server.app.telemetry import Telemetry
+from tenure_server.app.webhooks import RetryPolicy, WebhookTarget
+from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.migrate import migrate
+from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.notifications import ReleaseNotifications
-from tenure_server.db.operations import Coalescing, Operations
 from tenure_server.db.pool import create_pool, start_embedded
 from tenure_server.db.repository import Repository
 from tenure_server.domain.ratelimit import RateLimiter
-from tenure_server.settings import Settings
+from tenure_server.server.settings import Settings
 
 _log = logging.getLogger("tenure.server")
 
@@ -124,7 +131,7 @@ def create_app(settings: Settings) -> FastAPI:
             operations = Operations(repository, notifications, app.state.telemetry.sink, coalescing)
             app.state.operations = operations
             app.state.limits = settings.limits
-            async with observability.monitoring(app, settings, repository, operations):
+            async with monitoring(app, settings, repository, operations):
                 with _drain_on_signals(operations), _startup_heap_frozen():
                     yield
         finally:
@@ -143,7 +150,7 @@ def create_app(settings: Settings) -> FastAPI:
     for router in (leases.router, fences.router):
         app.include_router(router)
     problems.install(app)
-    telemetry = observability.install(app, settings)
+    telemetry = install_monitoring(app, settings)
     app.state.authenticator = Authenticator.from_toml(settings.tokens_text())
     app.state.rate_limiter = (
         RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst, time.monotonic)
@@ -156,6 +163,68 @@ def create_app(settings: Settings) -> FastAPI:
     for router in (windows.router, windows.resolver, health.router):
         app.include_router(router)
     return app
+
+
+def install_monitoring(app: FastAPI, settings: Settings) -> Telemetry:
+    """Add the monitoring routes; the app's `Telemetry`."""
+    telemetry = Telemetry(settings.metrics_cache_seconds)
+    app.state.telemetry = telemetry
+    for router in (jobs.router, history.router, metrics.router, ui.router):
+        app.include_router(router)
+    return telemetry
+
+
+def monitor_config(settings: Settings) -> MonitorConfig:
+    webhooks = [
+        WebhookTarget("json", url.get_secret_value()) for url in settings.alert_webhook_urls
+    ] + [
+        WebhookTarget("slack", url.get_secret_value()) for url in settings.alert_slack_webhook_urls
+    ]
+    return MonitorConfig(
+        interval_seconds=settings.monitor_interval_seconds,
+        lease_ttl_seconds=settings.monitor_lease_ttl_seconds,
+        stuck_after_seconds=settings.lease_stuck_after_seconds,
+        retention_seconds=settings.event_retention_seconds,
+        retention_batch=settings.retention_batch_size,
+        webhooks=tuple(webhooks),
+        retry=RetryPolicy(
+            timeout_seconds=settings.webhook_timeout_seconds,
+            max_attempts=settings.webhook_max_attempts,
+            base_seconds=settings.webhook_retry_base_seconds,
+            max_seconds=settings.webhook_retry_max_seconds,
+        ),
+    )
+
+
+@asynccontextmanager
+async def monitoring(
+    app: FastAPI, settings: Settings, repository: Repository, operations: Operations
+) -> AsyncIterator[Monitor | None]:
+    """Put the monitoring repositories on the app and run the monitor loop while inside."""
+    jobs_repository = JobsRepository(repository)
+    history_repository = MonitoringRepository(repository)
+    statuses = StatusReader(repository, jobs_repository, history_repository)
+    app.state.monitoring = Monitoring(
+        jobs_repository, history_repository, statuses, settings.lease_stuck_after_seconds
+    )
+    if not settings.monitor_enabled:
+        yield None
+        return
+    telemetry: Telemetry = app.state.telemetry
+    monitor = Monitor(
+        monitor_config(settings),
+        operations,
+        statuses,
+        history_repository,
+        telemetry.sink,
+        telemetry.metrics,
+    )
+    app.state.monitor = monitor
+    await monitor.start()
+    try:
+        yield monitor
+    finally:
+        await monitor.stop()
 
 
 def openapi_document() -> str:

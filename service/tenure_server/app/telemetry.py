@@ -31,7 +31,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from tenure_server.db.status import Overview
+from tenure_server.app.status import Overview
 from tenure_server.domain.alerts import ALERT_KINDS
 from tenure_server.domain.errors import TenureError
 from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tenure._schedule import KeyFormat
-from tenure_server.db.status import Evaluated, Overview
+from tenure.schedule import KeyFormat
+from tenure_server.app.status import Evaluated, Overview
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import JobRecord, LeaseRecord, NotableEvent
 from tenure_server.domain.jobs import DEFAULT_DEADLINE_SECONDS, MAX_SECONDS, JobSpec

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from tenure._auth import hash_token
+from tenure.auth import hash_token
 from tenure_server.domain.errors import Unauthenticated
 from tenure_server.domain.principals import ANONYMOUS, EVERY_NAMESPACE, ROLES, Principal, Role
 

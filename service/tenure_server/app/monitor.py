@@ -27,16 +27,16 @@ from datetime import datetime
 
 import httpx
 
+from tenure_server.app.operations import Operations
+from tenure_server.app.status import OPEN_ALERTS_LIMIT, StatusReader
+from tenure_server.app.telemetry import Metrics
+from tenure_server.app.webhooks import RetryPolicy, WebhookTarget, send
 from tenure_server.db.monitoring import Fenced, MonitoringRepository
-from tenure_server.db.operations import Operations
-from tenure_server.db.status import OPEN_ALERTS_LIMIT, StatusReader
 from tenure_server.domain.alerts import Alert, job_alerts, notification, resolution, stuck_alert
 from tenure_server.domain.errors import LeaseHeld, TenureError
 from tenure_server.domain.events import AlertEvent, EventSink
 from tenure_server.domain.status import lease_age
 from tenure_server.domain.windows import Holding
-from tenure_server.telemetry import Metrics
-from tenure_server.webhooks import RetryPolicy, WebhookTarget, send
 
 _log = logging.getLogger("tenure.monitor")
 

@@ -16,13 +16,13 @@ import uvicorn
 from fastapi import FastAPI
 from pydantic import ValidationError
 
-from tenure_server import logs
-from tenure_server.api.app import create_app, database_url
+from tenure_server.app.telemetry import MULTIPROCESS_ENV
 from tenure_server.db.admin import bump_generations
 from tenure_server.db.migrate import migrate
-from tenure_server.protocol import RoundHttpToolsProtocol
-from tenure_server.settings import Settings
-from tenure_server.telemetry import MULTIPROCESS_ENV
+from tenure_server.server import logs
+from tenure_server.server.app import create_app, database_url
+from tenure_server.server.settings import Settings
+from tenure_server.server.transport import RoundHttpToolsProtocol
 
 _log = logging.getLogger("tenure.server")
 
@@ -91,7 +91,7 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
     else:
         _share_metrics_between_workers()
         uvicorn.run(
-            "tenure_server.cli:app_from_environment",
+            "tenure_server.server.cli:app_from_environment",
             factory=True,
             workers=settings.workers,
             **options,

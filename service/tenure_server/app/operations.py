@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Protocol, TypeVar
 
-from tenure_server.db.batching import Batcher
+from tenure_server.app.coalescing import Batcher
 from tenure_server.db.notifications import FALLBACK_POLL_SECONDS, ReleaseNotifications
 from tenure_server.db.repository import Acquire, Acquired, Release, Renew, Repository, Verify
 from tenure_server.domain.errors import (
@@ -44,7 +44,7 @@ from tenure_server.domain.windows import Holding, Window, claim_refusal, complet
 
 @dataclass(frozen=True, slots=True)
 class Coalescing:
-    """How concurrent single requests share statements (db/batching.py): at most `max_batch`
+    """How concurrent single requests share statements (app/coalescing.py): at most `max_batch`
     requests per statement (1: never share), at most `max_statements` running at once."""
 
     max_batch: int = 1
