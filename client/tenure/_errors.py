@@ -1,5 +1,8 @@
 """The client's exceptions: one per problem `type` the service answers, under one base class.
 
+The types and their statuses are those of the catalogue the service answers from,
+`tenure.problems`: an exception's default `status` is its type's.
+
 TenureError                  anything the service refused, or could not be asked
 ├── TransportError           no answer: connection refused or reset, timeout, DNS, TLS
 ├── ServiceUnavailable       503 `storage-unavailable` (or a 502/503/504 from a proxy)
@@ -35,6 +38,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
+
+from tenure.problems import ProblemType
 
 __all__ = [
     "FenceLeaseMismatch",
@@ -112,7 +117,7 @@ class ServiceUnavailable(TenureError):
         detail: str,
         *,
         retry_after: float | None = None,
-        status: int | None = 503,
+        status: int | None = ProblemType.STORAGE_UNAVAILABLE.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -143,7 +148,7 @@ class RateLimited(TenureError):
         detail: str,
         *,
         retry_after: float | None = None,
-        status: int | None = 429,
+        status: int | None = ProblemType.RATE_LIMITED.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -166,7 +171,7 @@ class InvalidRequest(TenureError):
         detail: str,
         *,
         errors: tuple[Mapping[str, str], ...] = (),
-        status: int | None = 422,
+        status: int | None = ProblemType.VALIDATION_ERROR.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -183,7 +188,7 @@ class LeaseHeld(TenureError):
         holder: str,
         expires_at: datetime,
         retry_after: float,
-        status: int | None = 409,
+        status: int | None = ProblemType.LEASE_HELD.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -200,7 +205,7 @@ class LeaseLost(TenureError):
         detail: str,
         *,
         generation: int | None = None,
-        status: int | None = 409,
+        status: int | None = ProblemType.LEASE_LOST.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -227,7 +232,7 @@ class WindowCompleted(TenureError):
         detail: str,
         *,
         completed_at: datetime,
-        status: int | None = 409,
+        status: int | None = ProblemType.WINDOW_COMPLETED.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -246,7 +251,7 @@ class WindowLeaseMismatch(TenureError):
         detail: str,
         *,
         lease: str,
-        status: int | None = 409,
+        status: int | None = ProblemType.WINDOW_LEASE_MISMATCH.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -261,7 +266,7 @@ class StaleGeneration(TenureError):
         detail: str,
         *,
         highest: int,
-        status: int | None = 409,
+        status: int | None = ProblemType.STALE_GENERATION.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -276,7 +281,7 @@ class FenceLeaseMismatch(TenureError):
         detail: str,
         *,
         lease: str,
-        status: int | None = 409,
+        status: int | None = ProblemType.FENCE_LEASE_MISMATCH.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
@@ -291,7 +296,7 @@ class UnknownGeneration(TenureError):
         detail: str,
         *,
         current_generation: int | None,
-        status: int | None = 422,
+        status: int | None = ProblemType.UNKNOWN_GENERATION.status,
         problem: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(detail, status=status, problem=problem)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from dataclasses import dataclass
 from typing import Any
 
 from tenure._fencing import (
@@ -51,6 +50,7 @@ from tenure._fencing import (
     parse_fencing_token,
 )
 from tenure._tokens import FENCING_HEADER
+from tenure.problems import MEDIA_TYPE, ErrorProblem, ProblemType, problem_of
 
 __all__ = ["DEFAULT_MISSING_STATUS", "UNSAFE_METHODS", "FencingMiddleware"]
 
@@ -62,47 +62,27 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 DEFAULT_MISSING_STATUS = 428  # Precondition Required (RFC 6585)
-PROBLEM_JSON = b"application/problem+json"
+PROBLEM_JSON = MEDIA_TYPE.encode("ascii")
 _HEADER = FENCING_HEADER.lower().encode("ascii")
 # Seconds a client should wait before retrying when the store could not be asked.
 _UNAVAILABLE_RETRY_AFTER = 1
 
 
-@dataclass(frozen=True, slots=True)
-class _Problem:
-    slug: str
-    status: int
-    title: str
-    facts: Callable[[Any], dict[str, Any]] = lambda _: {}
-
-
-# The one table from refusal to HTTP answer. Slugs shared with the Tenure service mean the same.
-_PROBLEMS: Mapping[type[FencingError], _Problem] = {
-    FencingTokenMissing: _Problem("fencing-token-required", 428, "Fencing token required"),
-    FencingTokenMalformed: _Problem("fencing-token-malformed", 400, "Malformed fencing token"),
-    StaleFencingToken: _Problem(
-        "stale-generation",
-        409,
-        "A higher generation has been seen",
-        lambda x: {"highest": x.highest},
+# The one table from refusal to HTTP answer; the types are those of the catalogue, so the types
+# shared with the Tenure service (stale-generation, …) mean, and say, the same.
+_PROBLEMS: Mapping[type[FencingError], ErrorProblem] = {
+    FencingTokenMissing: ErrorProblem(ProblemType.FENCING_TOKEN_REQUIRED),
+    FencingTokenMalformed: ErrorProblem(ProblemType.FENCING_TOKEN_MALFORMED),
+    StaleFencingToken: ErrorProblem(ProblemType.STALE_GENERATION, lambda x: {"highest": x.highest}),
+    FencedByAnotherLease: ErrorProblem(
+        ProblemType.FENCE_LEASE_MISMATCH, lambda x: {"lease": x.lease}
     ),
-    FencedByAnotherLease: _Problem(
-        "fence-lease-mismatch",
-        409,
-        "Resource is fenced by another lease",
-        lambda x: {"lease": x.lease},
+    UnknownFencingGeneration: ErrorProblem(
+        ProblemType.UNKNOWN_GENERATION, lambda x: {"current_generation": x.current_generation}
     ),
-    UnknownFencingGeneration: _Problem(
-        "unknown-generation",
-        422,
-        "Generation was never handed out",
-        lambda x: {"current_generation": x.current_generation},
-    ),
-    FenceStoreUnavailable: _Problem(
-        "fence-store-unavailable", 503, "Fence store unavailable; retry later"
-    ),
+    FenceStoreUnavailable: ErrorProblem(ProblemType.FENCE_STORE_UNAVAILABLE),
 }
-_UNKNOWN = _Problem("fencing-refused", 403, "Refused by the fence")
+_UNKNOWN = ErrorProblem(ProblemType.FENCING_REFUSED)
 
 
 def _unsafe(scope: Scope) -> bool:
@@ -189,21 +169,14 @@ class FencingMiddleware:
             await self._refuse(send, refused)
 
     async def _refuse(self, send: Send, refused: FencingError) -> None:
-        kind = next((_PROBLEMS[cls] for cls in type(refused).__mro__ if cls in _PROBLEMS), _UNKNOWN)
-        status = self.missing_status if isinstance(refused, FencingTokenMissing) else kind.status
-        body = json.dumps(
-            {
-                "type": "/problems/" + kind.slug,
-                "title": kind.title,
-                "status": status,
-                "detail": refused.detail,
-                **kind.facts(refused),
-            }
-        ).encode()
+        row = problem_of(_PROBLEMS, refused) or _UNKNOWN
+        status = self.missing_status if isinstance(refused, FencingTokenMissing) else None
+        problem = row.kind.body(refused.detail, status=status, facts=row.facts(refused))
+        body = json.dumps(problem).encode()
         headers = [(b"content-type", PROBLEM_JSON), (b"content-length", str(len(body)).encode())]
         if isinstance(refused, FenceStoreUnavailable):
             headers.append((b"retry-after", str(_UNAVAILABLE_RETRY_AFTER).encode()))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.start", "status": problem["status"], "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
 

@@ -2,44 +2,28 @@
 
 Each operation is a function returning a `Request[T]` (method, path, JSON body, query, and the
 decoder of a successful body into `T`). `decode_response` turns any answer — status, headers and
-body bytes — into `T` or raises the `TenureError` subclass its problem `type` names. The sync and
+body bytes — into `T` or raises the `TenureError` subclass its problem `type` names (read by
+`tenure._error_answers`). The sync and
 async clients only send requests and sleep between retries; nothing here touches a socket, so
 both share every rule, and the tests exercise them without a server.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, Literal, Protocol, TypeVar
 from urllib.parse import quote
 
-from tenure._errors import (
-    FenceLeaseMismatch,
-    Forbidden,
-    HoldingOfAnotherPrincipal,
-    InvalidRequest,
-    JobNotFound,
-    LeaseHeld,
-    LeaseLost,
-    LeaseNotFound,
-    PayloadTooLarge,
-    RateLimited,
-    ServiceUnavailable,
-    ShuttingDown,
-    StaleGeneration,
-    TenureError,
-    Unauthenticated,
-    UnexpectedResponse,
-    UnknownGeneration,
-    WindowCompleted,
-    WindowLeaseMismatch,
-    WindowNotClaimed,
-    WindowNotFound,
+from tenure._error_answers import (
+    error_from_response,
+    json_object,
+    moment_field,
+    refusal,
+    str_field,
 )
+from tenure._errors import UnexpectedResponse
 from tenure._models import (
     Fence,
     Job,
@@ -54,7 +38,6 @@ from tenure._models import (
 from tenure.schedule import KeyFormat, window_key
 
 __all__ = [
-    "PROBLEM_PREFIX",
     "Granted",
     "Holding",
     "Request",
@@ -64,7 +47,6 @@ __all__ = [
     "complete_window",
     "decode_response",
     "delete_job",
-    "error_from_response",
     "get_job",
     "get_lease",
     "get_overview",
@@ -79,15 +61,12 @@ __all__ = [
     "renew",
     "renew_many",
     "resolve_window",
-    "retry_after",
     "verify_fence",
     "verify_fences",
 ]
 
 T = TypeVar("T")
 Body = Mapping[str, Any]
-
-PROBLEM_PREFIX = "/problems/"
 
 
 class Holding(Protocol):
@@ -268,11 +247,11 @@ def resolve_window(
     """
 
     def decode(answer: Body) -> str:
-        following = _moment(answer, "next_occurrence")
+        following = moment_field(answer, "next_occurrence")
         now = datetime.now(UTC) if clock is None else clock()
         if now + timedelta(seconds=early_tolerance) >= following:
             return window_key(following, key)
-        return _str(answer, "window")
+        return str_field(answer, "window")
 
     body = {"cron": cron, "timezone": tz, "key": key}
     return Request("POST", "/v1/windows/resolve", decode, body)
@@ -290,15 +269,7 @@ def verify_fences(resources: list[str], lease: str, generation: int) -> Request[
 
 
 def _verifications(data: Body) -> Verifications:
-    return Verifications.from_json(data, _refusal)
-
-
-def _refusal(problem: Body) -> TenureError:
-    """The exception of a refusal inside a 200 answer, as if it had been a single answer."""
-    status = problem.get("status")
-    if not isinstance(status, int) or not isinstance(problem.get("type"), str):
-        raise ValueError(f"malformed problem {problem!r}")
-    return _problem_error(status, dict(problem), {})
+    return Verifications.from_json(data, refusal)
 
 
 def _job_path(job: str) -> str:
@@ -343,187 +314,13 @@ def decode_response(
         raise error_from_response(status, headers, content)
     if status == 204:  # No Content (DELETE): nothing to decode
         return request.decode({})
-    body = _json_object(content)
+    body = json_object(content)
     if body is None:
         raise UnexpectedResponse(f"HTTP {status}: the body is not a JSON object", status=status)
     try:
         return request.decode(body)
     except (ValueError, TypeError) as error:
         raise UnexpectedResponse(f"HTTP {status}: {error}", status=status) from None
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """The `Retry-After` header in seconds (HTTP dates are not used by the service)."""
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    try:
-        seconds = float(value) if value is not None else math.nan
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
-
-
-def error_from_response(status: int, headers: Mapping[str, str], content: bytes) -> TenureError:
-    """The exception for a non-2xx answer, from its RFC 9457 problem when it has one."""
-    body = _json_object(content)
-    if body is None or not isinstance(body.get("type"), str):
-        return _plain_error(status, headers, content)
-    return _problem_error(status, body, headers)
-
-
-def _problem_error(status: int, body: dict[str, Any], headers: Mapping[str, str]) -> TenureError:
-    """The exception a problem's `type` names (`type` is a string)."""
-    kind: str = body["type"]
-    detail = body.get("detail")
-    detail = detail if isinstance(detail, str) else f"HTTP {status}: {kind}"
-    decoder = _PROBLEMS.get(kind.removeprefix(PROBLEM_PREFIX)) if _is_ours(kind) else None
-    if decoder is None:
-        return TenureError(detail, status=status, problem=body)
-    try:
-        return decoder(detail, status, body, headers)
-    except (ValueError, TypeError) as error:
-        message = f"{detail} (malformed {kind} problem: {error})"
-        return UnexpectedResponse(message, status=status, problem=body)
-
-
-def _is_ours(kind: str) -> bool:
-    return kind.startswith(PROBLEM_PREFIX)
-
-
-def _plain_error(status: int, headers: Mapping[str, str], content: bytes) -> TenureError:
-    text = content[:200].decode("utf-8", "replace").strip()
-    detail = f"HTTP {status}" + (f": {text}" if text else "")
-    if status in (502, 503, 504):
-        return ServiceUnavailable(detail, retry_after=retry_after(headers), status=status)
-    return TenureError(detail, status=status)
-
-
-def _json_object(content: bytes) -> dict[str, Any] | None:
-    try:
-        body = json.loads(content)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return body if isinstance(body, dict) else None
-
-
-# Problem decoders: one per `type` of service/tenure_server/api/problems.py (the field readers
-# serve the window resolution's answer too). -------------------------------------------------
-
-Problem = dict[str, Any]
-Decoder = Callable[[str, int, Problem, Mapping[str, str]], TenureError]
-
-
-def _str(body: Body, key: str) -> str:
-    value = body.get(key)
-    if not isinstance(value, str):
-        raise ValueError(f"field {key!r} is not a string")
-    return value
-
-
-def _int(problem: Problem, key: str) -> int:
-    value = problem.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"field {key!r} is not an integer")
-    return value
-
-
-def _optional_int(problem: Problem, key: str) -> int | None:
-    return None if problem.get(key) is None else _int(problem, key)
-
-
-def _seconds(problem: Problem, key: str) -> float | None:
-    value = problem.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"field {key!r} is not a number")
-    return float(value)
-
-
-def _moment(body: Body, key: str) -> datetime:
-    moment = datetime.fromisoformat(_str(body, key))
-    if moment.tzinfo is None:
-        raise ValueError(f"field {key!r} has no time zone")
-    return moment
-
-
-def _errors(problem: Problem) -> tuple[Mapping[str, str], ...]:
-    items = problem.get("errors", [])
-    if not isinstance(items, list):
-        raise ValueError("field 'errors' is not a list")
-    return tuple(
-        {"field": str(item.get("field", "")), "message": str(item.get("message", ""))}
-        for item in items
-        if isinstance(item, dict)
-    )
-
-
-def _simple(cls: type[TenureError]) -> Decoder:
-    def decode(detail: str, status: int, problem: Problem, _: Mapping[str, str]) -> TenureError:
-        return cls(detail, status=status, problem=problem)
-
-    return decode
-
-
-def _lease_held(d: str, s: int, p: Problem, h: Mapping[str, str]) -> TenureError:
-    seconds = _seconds(p, "retry_after_seconds")
-    if seconds is None:
-        seconds = retry_after(h) or 0.0
-    return LeaseHeld(
-        d,
-        holder=_str(p, "holder"),
-        expires_at=_moment(p, "expires_at"),
-        retry_after=seconds,
-        status=s,
-        problem=p,
-    )
-
-
-def _storage_unavailable(d: str, s: int, p: Problem, h: Mapping[str, str]) -> TenureError:
-    seconds = _seconds(p, "retry_after_seconds")
-    return ServiceUnavailable(
-        d, retry_after=retry_after(h) if seconds is None else seconds, status=s, problem=p
-    )
-
-
-_PROBLEMS: Mapping[str, Decoder] = {
-    "validation-error": lambda d, s, p, _: InvalidRequest(
-        d, errors=_errors(p), status=s, problem=p
-    ),
-    "lease-held": _lease_held,
-    "lease-lost": lambda d, s, p, _: LeaseLost(
-        d, generation=_optional_int(p, "generation"), status=s, problem=p
-    ),
-    "lease-not-found": _simple(LeaseNotFound),
-    "window-not-found": _simple(WindowNotFound),
-    "job-not-found": _simple(JobNotFound),
-    "window-completed": lambda d, s, p, _: WindowCompleted(
-        d, completed_at=_moment(p, "completed_at"), status=s, problem=p
-    ),
-    "window-not-claimed": _simple(WindowNotClaimed),
-    "window-lease-mismatch": lambda d, s, p, _: WindowLeaseMismatch(
-        d, lease=_str(p, "lease"), status=s, problem=p
-    ),
-    "stale-generation": lambda d, s, p, _: StaleGeneration(
-        d, highest=_int(p, "highest"), status=s, problem=p
-    ),
-    "fence-lease-mismatch": lambda d, s, p, _: FenceLeaseMismatch(
-        d, lease=_str(p, "lease"), status=s, problem=p
-    ),
-    "unknown-generation": lambda d, s, p, _: UnknownGeneration(
-        d, current_generation=_optional_int(p, "current_generation"), status=s, problem=p
-    ),
-    "storage-unavailable": _storage_unavailable,
-    "shutting-down": lambda d, s, p, h: ShuttingDown(
-        d, retry_after=retry_after(h), status=s, problem=p
-    ),
-    "unauthenticated": _simple(Unauthenticated),
-    "forbidden": _simple(Forbidden),
-    "holding-of-another-principal": _simple(HoldingOfAnotherPrincipal),
-    "rate-limited": lambda d, s, p, h: RateLimited(
-        d, retry_after=retry_after(h), status=s, problem=p
-    ),
-    "payload-too-large": _simple(PayloadTooLarge),
-}
 
 
 # How a waiting acquire is sent. --------------------------------------------------------------

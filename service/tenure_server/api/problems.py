@@ -1,12 +1,12 @@
-"""One table maps each domain error to its HTTP status, problem `type` and title; one function
-renders RFC 9457 `application/problem+json` for all of them."""
+"""One table maps each domain error to its problem type (of the catalogue `tenure.problems`:
+status, `type` and title) and the facts it carries; one function renders RFC 9457
+`application/problem+json` for all of them."""
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -16,137 +16,86 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
+from tenure.problems import MEDIA_TYPE, ErrorProblem, ProblemType, problem_of
 from tenure_server.domain import errors as e
 
+__all__ = [
+    "ALL_TYPES",
+    "NOT_FOUND",
+    "PAYLOAD_TOO_LARGE",
+    "PROBLEMS",
+    "describe",
+    "domain_problem",
+    "install",
+    "problem_body",
+    "problem_response",
+]
+
 _log = logging.getLogger("tenure.api")
-
-PROBLEM_JSON = "application/problem+json"
-# Problem types are relative URIs; GET on one (resolved against the service) describes it.
-TYPE_PREFIX = "/problems/"
-
-Facts = Callable[[Any], dict[str, Any]]
-
-
-def _none(_: Any) -> dict[str, Any]:
-    return {}
-
-
-@dataclass(frozen=True)
-class ProblemType:
-    slug: str
-    status: int
-    title: str
-    facts: Facts = _none
-
-    @property
-    def type(self) -> str:
-        return TYPE_PREFIX + self.slug
 
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat()
 
 
-PROBLEMS: Mapping[type[e.TenureError], ProblemType] = {
-    e.Unauthenticated: ProblemType("unauthenticated", 401, "Authentication required"),
-    e.Forbidden: ProblemType("forbidden", 403, "Not allowed for this principal"),
-    e.HoldingOfAnotherPrincipal: ProblemType(
-        "holding-of-another-principal", 403, "The holding belongs to another principal"
-    ),
-    e.RateLimited: ProblemType(
-        "rate-limited",
-        429,
-        "Too many requests",
-        lambda x: {"retry_after_seconds": x.retry_after_seconds},
-    ),
-    e.ShuttingDown: ProblemType(
-        "shutting-down",
-        503,
-        "Service process shutting down; retry",
-        lambda x: {"retry_after_seconds": x.retry_after_seconds},
-    ),
-    e.InvalidInput: ProblemType(
-        "validation-error",
-        422,
-        "Invalid request",
+def _retry_after_seconds(error: Any) -> dict[str, Any]:
+    return {"retry_after_seconds": error.retry_after_seconds}
+
+
+# The problem types and titles are the catalogue's (tenure.problems, shared with the client and
+# the FencingMiddleware); which domain error is which type, and the facts it carries, are ours.
+PROBLEMS: Mapping[type[e.TenureError], ErrorProblem] = {
+    e.Unauthenticated: ErrorProblem(ProblemType.UNAUTHENTICATED),
+    e.Forbidden: ErrorProblem(ProblemType.FORBIDDEN),
+    e.HoldingOfAnotherPrincipal: ErrorProblem(ProblemType.HOLDING_OF_ANOTHER_PRINCIPAL),
+    e.RateLimited: ErrorProblem(ProblemType.RATE_LIMITED, _retry_after_seconds),
+    e.ShuttingDown: ErrorProblem(ProblemType.SHUTTING_DOWN, _retry_after_seconds),
+    e.InvalidInput: ErrorProblem(
+        ProblemType.VALIDATION_ERROR,
         lambda x: {"errors": [{"field": x.field, "message": x.message}]},
     ),
-    e.LeaseHeld: ProblemType(
-        "lease-held",
-        409,
-        "Lease is held by another holder",
+    e.LeaseHeld: ErrorProblem(
+        ProblemType.LEASE_HELD,
         lambda x: {
             "holder": x.holder,
             "expires_at": _iso(x.expires_at),
             "retry_after_seconds": x.retry_after_seconds,
         },
     ),
-    e.LeaseLost: ProblemType(
-        "lease-lost",
-        409,
-        "Lease is no longer held by this holder",
-        lambda x: {"generation": x.generation},
+    e.LeaseLost: ErrorProblem(ProblemType.LEASE_LOST, lambda x: {"generation": x.generation}),
+    e.LeaseNotFound: ErrorProblem(ProblemType.LEASE_NOT_FOUND),
+    e.WindowNotFound: ErrorProblem(ProblemType.WINDOW_NOT_FOUND),
+    e.JobNotFound: ErrorProblem(ProblemType.JOB_NOT_FOUND),
+    e.WindowCompleted: ErrorProblem(
+        ProblemType.WINDOW_COMPLETED, lambda x: {"completed_at": _iso(x.completed_at)}
     ),
-    e.LeaseNotFound: ProblemType("lease-not-found", 404, "Lease not found"),
-    e.WindowNotFound: ProblemType("window-not-found", 404, "Window not found"),
-    e.JobNotFound: ProblemType("job-not-found", 404, "Job not found"),
-    e.WindowCompleted: ProblemType(
-        "window-completed",
-        409,
-        "Window already completed",
-        lambda x: {"completed_at": _iso(x.completed_at)},
+    e.WindowNotClaimed: ErrorProblem(ProblemType.WINDOW_NOT_CLAIMED),
+    e.WindowLeaseMismatch: ErrorProblem(
+        ProblemType.WINDOW_LEASE_MISMATCH, lambda x: {"lease": x.lease}
     ),
-    e.WindowNotClaimed: ProblemType(
-        "window-not-claimed", 409, "Window not claimed by this holding"
+    e.StaleGeneration: ErrorProblem(ProblemType.STALE_GENERATION, lambda x: {"highest": x.highest}),
+    e.FenceLeaseMismatch: ErrorProblem(
+        ProblemType.FENCE_LEASE_MISMATCH, lambda x: {"lease": x.lease}
     ),
-    e.WindowLeaseMismatch: ProblemType(
-        "window-lease-mismatch",
-        409,
-        "Window is bound to another lease",
-        lambda x: {"lease": x.lease},
+    e.UnknownGeneration: ErrorProblem(
+        ProblemType.UNKNOWN_GENERATION, lambda x: {"current_generation": x.current}
     ),
-    e.StaleGeneration: ProblemType(
-        "stale-generation",
-        409,
-        "A higher generation has been seen",
-        lambda x: {"highest": x.highest},
-    ),
-    e.FenceLeaseMismatch: ProblemType(
-        "fence-lease-mismatch",
-        409,
-        "Resource is fenced by another lease",
-        lambda x: {"lease": x.lease},
-    ),
-    e.UnknownGeneration: ProblemType(
-        "unknown-generation",
-        422,
-        "Generation was never handed out",
-        lambda x: {"current_generation": x.current},
-    ),
-    # Nobody reads this answer; 499 is the de facto "client closed request" status.
-    e.RequestAbandoned: ProblemType("request-abandoned", 499, "Caller went away"),
-    e.StorageUnavailable: ProblemType(
-        "storage-unavailable",
-        503,
-        "Database unavailable; retry later",
-        lambda x: {"retry_after_seconds": x.retry_after_seconds},
-    ),
+    e.RequestAbandoned: ErrorProblem(ProblemType.REQUEST_ABANDONED),
+    e.StorageUnavailable: ErrorProblem(ProblemType.STORAGE_UNAVAILABLE, _retry_after_seconds),
 }
 
 # Problems raised by the HTTP layer itself, not by the domain.
-NOT_FOUND = ProblemType("not-found", 404, "No such resource")
-METHOD_NOT_ALLOWED = ProblemType("method-not-allowed", 405, "Method not allowed")
-PAYLOAD_TOO_LARGE = ProblemType("payload-too-large", 413, "Request body too large")
-HTTP_ERROR = ProblemType("http-error", 400, "Bad request")
-INTERNAL = ProblemType("internal-error", 500, "Internal error")
+NOT_FOUND = ProblemType.NOT_FOUND
+PAYLOAD_TOO_LARGE = ProblemType.PAYLOAD_TOO_LARGE
 
+# Every type this service answers: what GET /problems/<slug> describes.
 ALL_TYPES: tuple[ProblemType, ...] = (
-    *PROBLEMS.values(),
+    *(row.kind for row in PROBLEMS.values()),
     NOT_FOUND,
-    METHOD_NOT_ALLOWED,
+    ProblemType.METHOD_NOT_ALLOWED,
     PAYLOAD_TOO_LARGE,
-    HTTP_ERROR,
-    INTERNAL,
+    ProblemType.HTTP_ERROR,
+    ProblemType.INTERNAL_ERROR,
 )
 
 
@@ -155,34 +104,33 @@ def problem_response(
     detail: str,
     *,
     status: int | None = None,
-    facts: dict[str, Any] | None = None,
+    facts: Mapping[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    body = _body(kind, detail, status or kind.status, facts or {})
-    return JSONResponse(body, status_code=body["status"], headers=headers, media_type=PROBLEM_JSON)
+    body = kind.body(detail, status=status, facts=facts)
+    return JSONResponse(body, status_code=body["status"], headers=headers, media_type=MEDIA_TYPE)
 
 
 def _retry_after(seconds: float) -> dict[str, str]:
     return {"Retry-After": str(max(1, math.ceil(seconds)))}
 
 
-def _kind(error: e.TenureError) -> ProblemType:
-    return next(PROBLEMS[cls] for cls in type(error).__mro__ if cls in PROBLEMS)
+def _row(error: e.TenureError) -> ErrorProblem:
+    row = problem_of(PROBLEMS, error)
+    # Every domain error has a row (tests/unit/test_problems.py); the base class is never raised.
+    assert row is not None, type(error)
+    return row
 
 
 def problem_body(error: e.TenureError) -> dict[str, Any]:
     """The problem of a domain error as a JSON object: the body `domain_problem` answers."""
-    kind = _kind(error)
-    return _body(kind, error.detail, kind.status, kind.facts(error))
-
-
-def _body(kind: ProblemType, detail: str, status: int, facts: dict[str, Any]) -> dict[str, Any]:
-    return {"type": kind.type, "title": kind.title, "status": status, "detail": detail, **facts}
+    row = _row(error)
+    return row.kind.body(error.detail, facts=row.facts(error))
 
 
 def domain_problem(error: e.TenureError) -> JSONResponse:
     """The problem answer for a domain error, wherever it was raised."""
-    kind = _kind(error)
+    row = _row(error)
     headers = None
     if isinstance(error, e.LeaseHeld | e.RateLimited | e.ShuttingDown | e.StorageUnavailable):
         headers = _retry_after(error.retry_after_seconds)
@@ -191,7 +139,7 @@ def domain_problem(error: e.TenureError) -> JSONResponse:
         headers = {"WWW-Authenticate": 'Basic realm="tenure", Bearer realm="tenure"'}
     if isinstance(error, e.StorageUnavailable):
         _log.warning("storage unavailable: %s", error.detail)
-    return problem_response(kind, error.detail, facts=kind.facts(error), headers=headers)
+    return problem_response(row.kind, error.detail, facts=row.facts(error), headers=headers)
 
 
 async def _domain_error(_: Request, error: Exception) -> JSONResponse:
@@ -212,8 +160,7 @@ async def _validation_error(_: Request, error: Exception) -> JSONResponse:
         for item in error.errors()
     ]
     detail = "; ".join(f"{item['field']}: {item['message']}" for item in problems)
-    kind = PROBLEMS[e.InvalidInput]
-    return problem_response(kind, detail, facts={"errors": problems})
+    return problem_response(ProblemType.VALIDATION_ERROR, detail, facts={"errors": problems})
 
 
 def _allowed_methods(request: Request) -> str:
@@ -228,7 +175,9 @@ def _allowed_methods(request: Request) -> str:
 
 async def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, HTTPException)
-    kind = {404: NOT_FOUND, 405: METHOD_NOT_ALLOWED}.get(error.status_code, HTTP_ERROR)
+    kind = {404: NOT_FOUND, 405: ProblemType.METHOD_NOT_ALLOWED}.get(
+        error.status_code, ProblemType.HTTP_ERROR
+    )
     headers = dict(error.headers) if error.headers else {}
     if error.status_code == 405:
         headers["Allow"] = _allowed_methods(request)
@@ -239,7 +188,9 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
 
 async def _unexpected(_: Request, error: Exception) -> JSONResponse:
     _log.exception("unhandled error", exc_info=error)
-    return problem_response(INTERNAL, "the service failed to answer; this is a bug")
+    return problem_response(
+        ProblemType.INTERNAL_ERROR, "the service failed to answer; this is a bug"
+    )
 
 
 def install(app: FastAPI) -> None:
