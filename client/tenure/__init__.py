@@ -11,7 +11,9 @@ Everything public is listed in `__all__`; modules starting with `_` are private.
 
 from contextlib import suppress as _suppress
 
-from tenure._client import AsyncTenure, Tenure
+from tenure._async.client import AsyncTenure
+from tenure._async.executor import arun_once
+from tenure._async.lease import AsyncLeaseHandle
 from tenure._config import (
     DEFAULT_EARLY_TOLERANCE,
     DEFAULT_MAX_WAIT_PER_REQUEST,
@@ -43,15 +45,7 @@ from tenure._errors import (
     WindowNotClaimed,
     WindowNotFound,
 )
-from tenure._executor import (
-    RunContext,
-    RunResult,
-    SkipReason,
-    arun_once,
-    once_per,
-    resolve_window,
-    run_once,
-)
+from tenure._executor import RunContext, RunResult, SkipReason, resolve_window
 from tenure._fencing import (
     FencedByAnotherLease,
     FencedRequest,
@@ -69,25 +63,23 @@ from tenure._fencing import (
     fenced,
     tenure_resource_name,
 )
-from tenure._lease import AsyncLeaseHandle, LeaseHandle, LostCallback
+from tenure._lease import LostCallback
 from tenure._middleware import FencingMiddleware
 from tenure._models import (
     DEFAULT_DEADLINE,
-    Alert,
     Fence,
     FenceRefusal,
     Job,
     JobSpec,
-    JobStatus,
     Lease,
-    LeaseStatus,
-    NotableEvent,
     Overview,
     Page,
     Renewals,
     Verifications,
     Window,
 )
+from tenure._monitoring import Alert, JobStatus, LeaseStatus, NotableEvent
+from tenure._once_per import once_per
 from tenure._propagation import (
     async_fencing_hook,
     current_fencing_token,
@@ -95,6 +87,9 @@ from tenure._propagation import (
     fencing_token,
 )
 from tenure._retry import DEFAULT_RETRY, NO_RETRY, RetryPolicy
+from tenure._sync.client import Tenure
+from tenure._sync.executor import run_once
+from tenure._sync.lease import LeaseHandle
 from tenure._tokens import (
     FENCING_HEADER,
     fencing_headers,

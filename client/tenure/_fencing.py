@@ -60,7 +60,7 @@ from tenure._errors import (
 from tenure._tokens import parse_token
 
 if TYPE_CHECKING:
-    from tenure._client import AsyncTenure
+    from tenure._async.client import AsyncTenure
 
 __all__ = [
     "FenceStore",

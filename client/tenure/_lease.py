@@ -31,6 +31,10 @@ suspended VM, SIGSTOP) between its last check and its write does not run any of 
 up and writes with a lease that expired meanwhile. Only the resource can close that window: send
 `lease.fencing_headers()` (or verify the generation in the same transaction as the write) so
 that it refuses a generation lower than one it has already seen. See docs/client.md.
+
+Here is what both handles share, and the part where a thread and a task differ (`_ThreadHandle`,
+`_TaskHandle`); the handles themselves are written once, as `AsyncLeaseHandle` in
+`tenure/_async/lease.py`, and `LeaseHandle` is generated from it (scripts/generate_sync.py).
 """
 
 from __future__ import annotations
@@ -43,8 +47,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import TYPE_CHECKING, Self, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from tenure import _protocol as P
 from tenure._errors import LeaseHeld, LeaseLost, TenureError
@@ -55,9 +58,9 @@ from tenure._retry import NO_RETRY, RetryPolicy
 from tenure._tokens import fencing_headers, format_token
 
 if TYPE_CHECKING:
-    from tenure._client import AsyncTenure, Tenure, _Config
+    from tenure._client import ClientBase
 
-__all__ = ["AsyncLeaseHandle", "LeaseHandle", "LostCallback"]
+__all__ = ["LOCAL_POLL_SECONDS", "LostCallback"]
 
 _log = logging.getLogger("tenure")
 
@@ -78,7 +81,7 @@ class _Handle:
 
     def __init__(
         self,
-        client: _Config,
+        client: ClientBase,
         name: str,
         ttl: float,
         *,
@@ -101,6 +104,7 @@ class _Handle:
         self._reason: LeaseLost | None = None
         self._notified = False
         self._entered = False
+        self._exiting = False  # leaving the block: the renewer no longer interrupts it
         self._closed = False  # left the block: `lost` no longer changes
         self._fencing: AbstractContextManager[str] = nullcontext("")
 
@@ -282,137 +286,59 @@ class _Handle:
             raise RuntimeError("a lease handle can be entered only once")
         self._entered = True
 
-
-class LeaseHandle(_Handle):
-    """A lease held for a `with` block by a `Tenure` client; see the module docstring."""
-
-    def __init__(
-        self,
-        client: Tenure,
-        name: str,
-        ttl: float,
-        *,
-        wait: float = 0.0,
-        renew_every: float | None = None,
-        on_lost: LostCallback | None = None,
+    def _end_block(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, lost: bool
     ) -> None:
-        super().__init__(client, name, ttl, wait=wait, renew_every=renew_every, on_lost=on_lost)
-        self._client = client
+        """After the release: a block that ended without an error of its own while the lease
+        was lost raises `LeaseLost`."""
+        if exc_type is None and lost:
+            raise self._lost_error()
+
+
+class _ThreadHandle(_Handle):
+    """A handle whose block runs in a thread, which cannot be interrupted: the block looks
+    (`check()`, `wait_lost()`), and `on_lost` is called from a thread of its own."""
 
     def wait_lost(self, timeout: float | None = None) -> bool:
         """Sleep until the lease is lost or `timeout` passes; True if it is lost."""
         self._lost.wait(timeout)
         return self.lost
 
-    def __enter__(self) -> Self:
-        self._enter_once()
-        deadline = time.monotonic() + self.wait
-        while not self._client._enter_name(self.name):
-            if time.monotonic() >= deadline:
-                raise self._local_refusal()
-            time.sleep(LOCAL_POLL_SECONDS)
-        try:
-            remaining = max(0.0, deadline - time.monotonic())
-            lease, sent_at = self._client._acquire(self.name, self.ttl, remaining)
-        except BaseException:
-            self._client._leave_name(self.name)
-            raise
-        self._start(lease, sent_at)
-        self._fencing.__enter__()
-        self._client._renewer.add(self)
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._client._renewer.remove(self)
-        lost = self._close()
-        self._notify_if_lost()  # lost at the very end: the loop may not have seen it
-        try:
-            self._client._call(self._release_request(), **self._release_options(lost))
-        except TenureError as error:
-            _log.warning("releasing lease %r failed (it expires by itself): %s", self.name, error)
-        finally:
-            self._fencing.__exit__(None, None, None)
-            self._client._leave_name(self.name)
-        if exc_type is None and lost:
-            raise self._lost_error()
+    def _report_lost(self) -> None:
+        """Tell the owner, on a thread of its own: an `on_lost` callback that blocks must not
+        hold up the renewal of the client's other leases."""
+        threading.Thread(
+            target=self._notify_if_lost, name=f"tenure-lost-{self.name}", daemon=True
+        ).start()
 
 
-class AsyncLeaseHandle(_Handle):
-    """A lease held for an `async with` block by an `AsyncTenure` client; on loss the block's
-    task is cancelled and `LeaseLost` raised out of the block."""
+class _TaskHandle(_Handle):
+    """A handle whose block runs in a task: on loss the task is cancelled, and `LeaseLost` is
+    raised out of the block instead of the `CancelledError`."""
 
-    def __init__(
-        self,
-        client: AsyncTenure,
-        name: str,
-        ttl: float,
-        *,
-        wait: float = 0.0,
-        renew_every: float | None = None,
-        on_lost: LostCallback | None = None,
-    ) -> None:
-        super().__init__(client, name, ttl, wait=wait, renew_every=renew_every, on_lost=on_lost)
-        self._client = client
-        self._body: asyncio.Task[object] | None = None
-        self._exiting = False
-        self._cancelled_body = False
+    # The task running the block (set on entering), and whether the renewer cancelled it.
+    _body: asyncio.Task[object] | None = None
+    _cancelled_body = False
 
-    async def __aenter__(self) -> Self:
-        self._enter_once()
-        body = asyncio.current_task()
-        if body is None:
+    def _enter_once(self) -> None:
+        super()._enter_once()
+        self._body = asyncio.current_task()
+        if self._body is None:
             raise RuntimeError("an AsyncLeaseHandle must be entered inside a task")
-        deadline = time.monotonic() + self.wait
-        while not self._client._enter_name(self.name):
-            if time.monotonic() >= deadline:
-                raise self._local_refusal()
-            await asyncio.sleep(LOCAL_POLL_SECONDS)
-        try:
-            remaining = max(0.0, deadline - time.monotonic())
-            lease, sent_at = await self._client._acquire(self.name, self.ttl, remaining)
-        except BaseException:
-            self._client._leave_name(self.name)
-            raise
-        self._start(lease, sent_at)
-        self._fencing.__enter__()
-        self._body = body
-        self._client._renewer.add(self)
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        # Set before the first await: from here on the renewer never cancels this task, so a
-        # cancellation it asked for was delivered inside the block, if at all.
-        self._exiting = True
-        await self._client._renewer.remove(self)
-        lost = self._close()
+    def _report_lost(self) -> None:
         self._notify_if_lost()
-        try:
-            await self._client._call(self._release_request(), **self._release_options(lost))
-        except TenureError as error:
-            _log.warning("releasing lease %r failed (it expires by itself): %s", self.name, error)
-        finally:
-            self._fencing.__exit__(None, None, None)
-            self._client._leave_name(self.name)
+        if self._lost.is_set() and not self._exiting and self._body is not None:
+            self._cancelled_body = True
+            self._body.cancel(msg=f"lease {self.name!r} lost")
+
+    def _end_block(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, lost: bool
+    ) -> None:
         if self._cancelled_body and self._body is not None:
             others = self._body.uncancel()
             if exc_type is asyncio.CancelledError and others == 0:
                 raise self._lost_error() from exc
             if exc_type is not None:
                 return  # another cancellation, or the block's own error: let it through
-        if exc_type is None and lost:
-            raise self._lost_error()
-
-    def _stop_body_if_lost(self) -> None:
-        if self._lost.is_set() and not self._exiting and self._body is not None:
-            self._cancelled_body = True
-            self._body.cancel(msg=f"lease {self.name!r} lost")
+        super()._end_block(exc_type, exc, lost)

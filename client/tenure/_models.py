@@ -4,6 +4,7 @@ Parsing is strict: a missing field or a value of the wrong type raises `ValueErr
 protocol layer turns into `UnexpectedResponse`. Datetimes are timezone-aware, parsed from the
 ISO 8601 strings the service sends. Times of the service's clock (`expires_at`, …) are for
 people and logs; decide with `held` and `expires_in_seconds`, never by comparing wall clocks.
+The field readers are in `_fields`, the parts of the monitoring answers in `_monitoring`.
 """
 
 from __future__ import annotations
@@ -14,21 +15,28 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from tenure._errors import TenureError
+from tenure._fields import (
+    holdings,
+    mapping,
+    moment,
+    number,
+    optional_moment,
+    optional_number,
+    optional_str,
+    typed,
+)
+from tenure._monitoring import Alert, JobStatus, LeaseStatus, NotableEvent
 
 if TYPE_CHECKING:
     from tenure.schedule import KeyFormat
 
 __all__ = [
     "DEFAULT_DEADLINE",
-    "Alert",
     "Fence",
     "FenceRefusal",
     "Job",
     "JobSpec",
-    "JobStatus",
     "Lease",
-    "LeaseStatus",
-    "NotableEvent",
     "Overview",
     "Page",
     "Renewals",
@@ -37,35 +45,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-def _field(data: Mapping[str, Any], key: str, kind: type[T]) -> T:
-    if key not in data:
-        raise ValueError(f"missing field {key!r}")
-    value = data[key]
-    # bool is an int subclass; no field here is a bool unless declared so.
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ValueError(f"field {key!r} is not a {kind.__name__}: {value!r}")
-    return value
-
-
-def _number(data: Mapping[str, Any], key: str) -> float:
-    value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"field {key!r} is not a number: {value!r}")
-    return float(value)
-
-
-def _moment(data: Mapping[str, Any], key: str) -> datetime:
-    text = _field(data, key, str)
-    moment = datetime.fromisoformat(text)  # raises ValueError on a malformed value
-    if moment.tzinfo is None:
-        raise ValueError(f"field {key!r} has no time zone: {text!r}")
-    return moment
-
-
-def _optional_moment(data: Mapping[str, Any], key: str) -> datetime | None:
-    return None if data.get(key) is None else _moment(data, key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,16 +67,16 @@ class Lease:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Lease:
         return cls(
-            name=_field(data, "name", str),
-            holder=_field(data, "holder", str),
-            generation=_field(data, "generation", int),
-            ttl_seconds=_number(data, "ttl_seconds"),
-            acquired_at=_moment(data, "acquired_at"),
-            renewed_at=_moment(data, "renewed_at"),
-            expires_at=_moment(data, "expires_at"),
-            held=_field(data, "held", bool),
-            expires_in_seconds=_number(data, "expires_in_seconds"),
-            grant=_optional_str(data, "grant"),
+            name=typed(data, "name", str),
+            holder=typed(data, "holder", str),
+            generation=typed(data, "generation", int),
+            ttl_seconds=number(data, "ttl_seconds"),
+            acquired_at=moment(data, "acquired_at"),
+            renewed_at=moment(data, "renewed_at"),
+            expires_at=moment(data, "expires_at"),
+            held=typed(data, "held", bool),
+            expires_in_seconds=number(data, "expires_in_seconds"),
+            grant=optional_str(data, "grant"),
         )
 
 
@@ -121,18 +100,18 @@ class Window:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Window:
-        status = _field(data, "status", str)
+        status = typed(data, "status", str)
         if status not in ("running", "completed"):
             raise ValueError(f"field 'status' is not running or completed: {status!r}")
         return cls(
-            job=_field(data, "job", str),
-            window=_field(data, "window", str),
-            lease=_field(data, "lease", str),
-            holder=_field(data, "holder", str),
-            generation=_field(data, "generation", int),
-            attempt=_field(data, "attempt", int),
-            started_at=_moment(data, "started_at"),
-            completed_at=_optional_moment(data, "completed_at"),
+            job=typed(data, "job", str),
+            window=typed(data, "window", str),
+            lease=typed(data, "lease", str),
+            holder=typed(data, "holder", str),
+            generation=typed(data, "generation", int),
+            attempt=typed(data, "attempt", int),
+            started_at=moment(data, "started_at"),
+            completed_at=optional_moment(data, "completed_at"),
             status="running" if status == "running" else "completed",
         )
 
@@ -149,10 +128,10 @@ class Fence:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Fence:
         return cls(
-            resource=_field(data, "resource", str),
-            lease=_field(data, "lease", str),
-            highest=_field(data, "highest", int),
-            updated_at=_moment(data, "updated_at"),
+            resource=typed(data, "resource", str),
+            lease=typed(data, "lease", str),
+            highest=typed(data, "highest", int),
+            updated_at=moment(data, "updated_at"),
         )
 
 
@@ -165,11 +144,11 @@ class Page(Generic[T]):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], item: Callable[[Mapping[str, Any]], T]) -> Page[T]:
-        items = _field(data, "items", list)
+        items = typed(data, "items", list)
         cursor = data.get("next_cursor")
         if cursor is not None and not isinstance(cursor, str):
             raise ValueError(f"field 'next_cursor' is not a string: {cursor!r}")
-        return cls(items=tuple(item(_mapping(entry)) for entry in items), next_cursor=cursor)
+        return cls(items=tuple(item(mapping(entry)) for entry in items), next_cursor=cursor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,17 +175,17 @@ class Verifications:
         cls, data: Mapping[str, Any], error: Callable[[Mapping[str, Any]], TenureError]
     ) -> Verifications:
         """`error` makes the exception of a refusal's problem (the protocol layer's decoder)."""
-        refused = [_mapping(entry) for entry in _field(data, "refused", list)]
+        refused = [mapping(entry) for entry in typed(data, "refused", list)]
         return cls(
             accepted=tuple(
-                Fence.from_json(_mapping(entry)) for entry in _field(data, "accepted", list)
+                Fence.from_json(mapping(entry)) for entry in typed(data, "accepted", list)
             ),
             refused=tuple(
                 FenceRefusal(
-                    resource=_field(entry, "resource", str),
-                    lease=_field(entry, "lease", str),
-                    generation=_field(entry, "generation", int),
-                    error=error(_mapping(_field(entry, "problem", dict))),
+                    resource=typed(entry, "resource", str),
+                    lease=typed(entry, "lease", str),
+                    generation=typed(entry, "generation", int),
+                    error=error(mapping(typed(entry, "problem", dict))),
                 )
                 for entry in refused
             ),
@@ -225,26 +204,13 @@ class Renewals:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Renewals:
-        renewed = _field(data, "renewed", list)
+        renewed = typed(data, "renewed", list)
         return cls(
-            renewed=tuple(Lease.from_json(_mapping(entry)) for entry in renewed),
-            lost=_holdings(_field(data, "lost", list)),
+            renewed=tuple(Lease.from_json(mapping(entry)) for entry in renewed),
+            lost=holdings(typed(data, "lost", list)),
             # Absent from services older than the field.
-            undecided=_holdings(data.get("undecided", [])),
+            undecided=holdings(data.get("undecided", [])),
         )
-
-
-def _holdings(entries: object) -> tuple[tuple[str, int], ...]:
-    if not isinstance(entries, list):
-        raise ValueError(f"expected a list, got {entries!r}")
-    holdings = [_mapping(entry) for entry in entries]
-    return tuple((_field(e, "name", str), _field(e, "generation", int)) for e in holdings)
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ValueError(f"expected an object, got {value!r}")
-    return value
 
 
 # Jobs and the overview (monitoring by absence). --------------------------------------------
@@ -281,53 +247,6 @@ class JobSpec:
         return body
 
 
-def _optional_number(data: Mapping[str, Any], key: str) -> float | None:
-    return None if data.get(key) is None else _number(data, key)
-
-
-def _optional_str(data: Mapping[str, Any], key: str) -> str | None:
-    return None if data.get(key) is None else _field(data, key, str)
-
-
-def _optional_int(data: Mapping[str, Any], key: str) -> int | None:
-    return None if data.get(key) is None else _field(data, key, int)
-
-
-@dataclass(frozen=True, slots=True)
-class JobStatus:
-    """A job's status by the service's clock: new, ok, running, late, missed or overrunning."""
-
-    status: str
-    window: str
-    occurrence: datetime
-    deadline: datetime
-    next_occurrence: datetime
-    interval_seconds: float
-    last_completed_window: str | None
-    last_completed_at: datetime | None
-    last_duration_seconds: float | None
-    running_window: str | None
-    running_for_seconds: float | None
-    duration_over_half_interval: bool
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> JobStatus:
-        return cls(
-            status=_field(data, "status", str),
-            window=_field(data, "window", str),
-            occurrence=_moment(data, "occurrence"),
-            deadline=_moment(data, "deadline"),
-            next_occurrence=_moment(data, "next_occurrence"),
-            interval_seconds=_number(data, "interval_seconds"),
-            last_completed_window=_optional_str(data, "last_completed_window"),
-            last_completed_at=_optional_moment(data, "last_completed_at"),
-            last_duration_seconds=_optional_number(data, "last_duration_seconds"),
-            running_window=_optional_str(data, "running_window"),
-            running_for_seconds=_optional_number(data, "running_for_seconds"),
-            duration_over_half_interval=_field(data, "duration_over_half_interval", bool),
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class Job:
     """A registered job and its status."""
@@ -341,97 +260,26 @@ class Job:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Job:
-        key = _field(data, "key", str)
+        key = typed(data, "key", str)
         if key not in ("occurrence", "date", "previous_day"):
             raise ValueError(f"field 'key' is not a key format: {key!r}")
-        labels = _field(data, "labels", dict)
+        labels = typed(data, "labels", dict)
         spec = JobSpec(
-            schedule=_field(data, "schedule", str),
-            timezone=_field(data, "timezone", str),
+            schedule=typed(data, "schedule", str),
+            timezone=typed(data, "timezone", str),
             key=key,  # type: ignore[arg-type]  # checked just above
-            deadline_seconds=_number(data, "deadline_seconds"),
-            max_runtime_seconds=_optional_number(data, "max_runtime_seconds"),
-            lease=_field(data, "lease", str),
+            deadline_seconds=number(data, "deadline_seconds"),
+            max_runtime_seconds=optional_number(data, "max_runtime_seconds"),
+            lease=typed(data, "lease", str),
             labels={str(k): str(v) for k, v in labels.items()},
         )
         return cls(
-            name=_field(data, "name", str),
+            name=typed(data, "name", str),
             spec=spec,
-            created_at=_moment(data, "created_at"),
-            updated_at=_moment(data, "updated_at"),
-            active_since=_moment(data, "active_since"),
-            status=JobStatus.from_json(_mapping(data.get("status"))),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class LeaseStatus:
-    """A lease in the overview: who holds it, for how long, and whether it is stuck."""
-
-    name: str
-    holder: str
-    generation: int
-    held: bool
-    held_for_seconds: float
-    expires_in_seconds: float
-    stuck: bool
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LeaseStatus:
-        return cls(
-            name=_field(data, "name", str),
-            holder=_field(data, "holder", str),
-            generation=_field(data, "generation", int),
-            held=_field(data, "held", bool),
-            held_for_seconds=_number(data, "held_for_seconds"),
-            expires_in_seconds=_number(data, "expires_in_seconds"),
-            stuck=_field(data, "stuck", bool),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Alert:
-    """An open alert: `missed` / `overrunning` (a job's window) or `stuck` (a lease)."""
-
-    kind: str
-    subject: str
-    window: str
-    summary: str
-    opened_at: datetime
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Alert:
-        return cls(
-            kind=_field(data, "kind", str),
-            subject=_field(data, "subject", str),
-            window=_field(data, "window", str),
-            summary=_field(data, "summary", str),
-            opened_at=_moment(data, "opened_at"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class NotableEvent:
-    """A notable event: a takeover, a lost lease, a fence rejection, an alert."""
-
-    at: datetime
-    scope: str
-    subject: str
-    kind: str
-    holder: str | None
-    generation: int | None
-    detail: str | None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> NotableEvent:
-        return cls(
-            at=_moment(data, "at"),
-            scope=_field(data, "scope", str),
-            subject=_field(data, "subject", str),
-            kind=_field(data, "kind", str),
-            holder=_optional_str(data, "holder"),
-            generation=_optional_int(data, "generation"),
-            detail=_optional_str(data, "detail"),
+            created_at=moment(data, "created_at"),
+            updated_at=moment(data, "updated_at"),
+            active_since=moment(data, "active_since"),
+            status=JobStatus.from_json(mapping(data.get("status"))),
         )
 
 
@@ -448,10 +296,10 @@ class Overview:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Overview:
         def each(key: str) -> list[Mapping[str, Any]]:
-            return [_mapping(item) for item in _field(data, key, list)]
+            return [mapping(item) for item in typed(data, key, list)]
 
         return cls(
-            now=_moment(data, "now"),
+            now=moment(data, "now"),
             jobs=tuple(Job.from_json(item) for item in each("jobs")),
             leases=tuple(LeaseStatus.from_json(item) for item in each("leases")),
             alerts=tuple(Alert.from_json(item) for item in each("alerts")),

@@ -10,16 +10,15 @@ Each handle keeps its own clock, backoff and verdict (`_lease._Handle`): a holdi
 reports lost is lost, and a request that failed is retried for each holding at the handle's own
 pace. A batch refused as a whole (a 4xx: one name this token may not renew, a batch longer than
 the service allows) is split into batches of one, so each holding gets its own answer.
+
+Here is the loop's schedule, without I/O; the loop itself is written once, as `AsyncRenewer` in
+`tenure/_async/renewer.py`, and `Renewer` is generated from it (scripts/generate_sync.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
 import time
-from collections.abc import Iterable
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -27,15 +26,14 @@ from tenure import _protocol as P
 from tenure._errors import LeaseLost, ServiceUnavailable, TenureError, TransportError
 from tenure._models import Renewals
 from tenure._renewal import renewal_verdict, retry_after
-from tenure._retry import NO_RETRY
 
 if TYPE_CHECKING:
-    from tenure._client import AsyncTenure, Tenure, _Config
-    from tenure._lease import AsyncLeaseHandle, LeaseHandle, _Handle
+    from tenure._client import ClientBase
+    from tenure._lease import _Handle
 
 H = TypeVar("H", bound="_Handle")
 
-__all__ = ["RENEW_BATCH_SIZE", "AsyncRenewer", "Renewer"]
+__all__ = ["RENEW_BATCH_SIZE", "Batch", "RenewalSchedule", "split", "timed_out"]
 
 _log = logging.getLogger("tenure")
 
@@ -55,11 +53,11 @@ class _Entry(Generic[H]):
 Batch = list[_Entry[H]]
 
 
-class _Schedule(Generic[H]):
+class RenewalSchedule(Generic[H]):
     """Which holdings to renew when, and what each answer does to them. No I/O: the sync and
     async renewers send what it hands out and hand back what came of it."""
 
-    def __init__(self, client: _Config) -> None:
+    def __init__(self, client: ClientBase) -> None:
         self._client = client
         # By lease name: a client holds a name through one handle at a time.
         self.entries: dict[str, _Entry[H]] = {}
@@ -72,6 +70,13 @@ class _Schedule(Generic[H]):
         entry = self.entries.get(handle.name)
         if entry is not None and entry.handle is handle:
             del self.entries[handle.name]
+
+    def clear(self) -> list[H]:
+        """Renew nothing any more (the loop failed); the handles it was renewing."""
+        handles = [entry.handle for entry in self.entries.values()]
+        self.entries.clear()
+        self.sending.clear()
+        return handles
 
     def take(self, now: float) -> tuple[list[Batch[H]], list[H]]:
         """The batches to send now (marked as being sent), and the handles whose lease turned
@@ -181,174 +186,12 @@ def _undecided(handle: H) -> ServiceUnavailable:
     )
 
 
-def _split(batch: Batch[H], error: TenureError) -> list[Batch[H]] | None:
+def split(batch: Batch[H], error: TenureError) -> list[Batch[H]] | None:
     """A batch of several refused as a whole: one batch per holding, for each one's answer."""
     if len(batch) > 1 and renewal_verdict(error) == "lost":
         return [[entry] for entry in batch]
     return None
 
 
-def _timed_out(seconds: float) -> TenureError:
+def timed_out(seconds: float) -> TenureError:
     return TransportError(f"renewal got no answer within {seconds:.3f} s")
-
-
-class Renewer:
-    """The sync client's loop: one daemon thread while the client holds any lease."""
-
-    def __init__(self, client: Tenure) -> None:
-        self._client = client
-        self._schedule: _Schedule[LeaseHandle] = _Schedule(client)
-        self._changed = threading.Condition()
-        self._thread: threading.Thread | None = None
-
-    def add(self, handle: LeaseHandle) -> None:
-        with self._changed:
-            self._schedule.add(handle)
-            # Not alive: a child forked while the parent's thread ran has no thread of its own.
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="tenure-renew", daemon=True)
-                self._thread.start()
-            self._changed.notify_all()
-
-    def remove(self, handle: LeaseHandle) -> None:
-        """Stop renewing `handle`; returns once no renewal of it is on its way (its answer
-        names the grant the release must name), or after the client's timeout + 1 s."""
-        with self._changed:
-            self._schedule.discard(handle)
-            self._changed.notify_all()
-            self._changed.wait_for(
-                lambda: handle.name not in self._schedule.sending, self._client.timeout + 1
-            )
-
-    def _run(self) -> None:
-        try:
-            self._loop()
-        except Exception as error:  # a bug here must not leave the handles looking healthy
-            with self._changed:
-                handles = [entry.handle for entry in self._schedule.entries.values()]
-                self._schedule.entries.clear()
-                self._thread = None
-            for handle in handles:
-                handle._mark_lost(LeaseLost(f"lease {handle.name!r}: renewer failed: {error!r}"))
-            _notify(handles)
-
-    def _loop(self) -> None:
-        while True:
-            with self._changed:
-                if not self._schedule.entries:
-                    self._thread = None
-                    return
-                batches, lost = self._schedule.take(time.monotonic())
-                if not batches and not lost:
-                    wake = self._schedule.next_wake()
-                    self._changed.wait(None if wake is None else max(0.0, wake - time.monotonic()))
-                    continue
-            _notify(lost)
-            while batches:
-                with self._changed:
-                    batch = self._schedule.registered(batches.pop())
-                    self._changed.notify_all()
-                    if not batch:
-                        continue
-                    sent_at = time.monotonic()
-                    request, timeout = self._schedule.request(batch, sent_at)
-                try:
-                    renewals = self._client._call(request, retry=NO_RETRY, http_timeout=timeout)
-                except TenureError as error:
-                    with self._changed:
-                        split = _split(batch, error)
-                        if split:
-                            batches.extend(split)
-                            continue
-                        ended = self._schedule.failed(batch, error, time.monotonic())
-                        self._changed.notify_all()
-                else:
-                    with self._changed:
-                        ended = self._schedule.answered(batch, sent_at, renewals)
-                        self._changed.notify_all()
-                _notify(ended)
-
-
-def _notify(handles: Iterable[LeaseHandle]) -> None:
-    """Tell each lost handle's owner, on a thread of its own: an `on_lost` callback that blocks
-    must not hold up the renewal of the other leases."""
-    for handle in handles:
-        threading.Thread(
-            target=handle._notify_if_lost, name=f"tenure-lost-{handle.name}", daemon=True
-        ).start()
-
-
-class AsyncRenewer:
-    """The async client's loop: one task while the client holds any lease. Batches due
-    together are sent concurrently."""
-
-    def __init__(self, client: AsyncTenure) -> None:
-        self._client = client
-        self._schedule: _Schedule[AsyncLeaseHandle] = _Schedule(client)
-        self._changed = asyncio.Event()
-        self._sent = asyncio.Condition()
-        self._task: asyncio.Task[None] | None = None
-
-    def add(self, handle: AsyncLeaseHandle) -> None:
-        self._schedule.add(handle)
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="tenure-renew")
-        self._changed.set()
-
-    async def remove(self, handle: AsyncLeaseHandle) -> None:
-        """As `Renewer.remove`; each request is bounded by its own timeout."""
-        self._schedule.discard(handle)
-        self._changed.set()
-        with suppress(TimeoutError):
-            async with asyncio.timeout(self._client.timeout + 1), self._sent:
-                await self._sent.wait_for(lambda: handle.name not in self._schedule.sending)
-
-    async def _run(self) -> None:
-        try:
-            await self._loop()
-        except Exception as error:  # a bug here must not leave the handles looking healthy
-            handles = [entry.handle for entry in self._schedule.entries.values()]
-            self._schedule.entries.clear()
-            for handle in handles:
-                handle._mark_lost(LeaseLost(f"lease {handle.name!r}: renewer failed: {error!r}"))
-            _stop(handles)
-        finally:
-            self._task = None
-
-    async def _loop(self) -> None:
-        while self._schedule.entries:
-            self._changed.clear()
-            batches, lost = self._schedule.take(time.monotonic())
-            _stop(lost)
-            if batches:
-                await asyncio.gather(*(self._send(batch) for batch in batches))
-                continue
-            wake = self._schedule.next_wake()
-            pause = None if wake is None else max(0.0, wake - time.monotonic())
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), pause)
-
-    async def _send(self, batch: Batch[AsyncLeaseHandle]) -> None:
-        sent_at = time.monotonic()
-        request, timeout = self._schedule.request(batch, sent_at)
-        try:
-            async with asyncio.timeout(timeout):
-                renewals = await self._client._call(request, retry=NO_RETRY, http_timeout=timeout)
-        except (TenureError, TimeoutError) as error:
-            failure = error if isinstance(error, TenureError) else _timed_out(timeout)
-            split = _split(batch, failure)
-            if split:
-                await asyncio.gather(*(self._send(single) for single in split))
-                return
-            ended = self._schedule.failed(batch, failure, time.monotonic())
-        else:
-            ended = self._schedule.answered(batch, sent_at, renewals)
-        async with self._sent:
-            self._sent.notify_all()
-        _stop(ended)
-
-
-def _stop(handles: Iterable[AsyncLeaseHandle]) -> None:
-    for handle in handles:
-        handle._notify_if_lost()
-        handle._stop_body_if_lost()

@@ -47,7 +47,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import FrameType
 
-from tenure._client import Tenure
 from tenure._errors import (
     LeaseHeld,
     LeaseLost,
@@ -56,9 +55,10 @@ from tenure._errors import (
     TransportError,
     WindowCompleted,
 )
-from tenure._lease import LeaseHandle
 from tenure._models import JobSpec
 from tenure._renewal import LeaseClock
+from tenure._sync.client import Tenure
+from tenure._sync.lease import LeaseHandle
 from tenure._tokens import idempotency_key
 from tenure.schedule import KeyFormat
 

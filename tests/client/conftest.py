@@ -13,21 +13,22 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
 
 from tenure import Tenure, resolve_window
 from tenure_server.server.app import create_app
-from tenure_server.server.transport import RoundHttpToolsProtocol
 from tenure_server.server.settings import Settings
+from tenure_server.server.transport import RoundHttpToolsProtocol
+from tests.support.processes import TENURE
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("worker.py")
-TENURE_COMMAND = str(Path(sys.executable).with_name("tenure"))
 STARTUP_TIMEOUT = 15.0
 # How far behind the database's clock a host's clock runs in the clock-skew tests.
 SKEW = timedelta(minutes=5)
@@ -160,18 +161,33 @@ class Proxy:
             writer.close()
 
 
-@pytest.fixture
-def service_settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, pool_min_size=1, pool_max_size=10)
+# `start_service(**settings)`: the service started with those settings.
+StartService = Callable[..., LiveService]
 
 
 @pytest.fixture
-def service(service_settings: Settings) -> Iterator[LiveService]:
-    """The real service, listening on a free loopback port, on this test's database."""
-    live = LiveService(service_settings)
-    live.start()
-    yield live
-    live.stop()
+def start_service(database_url: str) -> Iterator[StartService]:
+    """Starts the real service on a free loopback port, on this test's database, with the
+    settings given (`start_service(max_batch_size=1)`); each is stopped after the test."""
+    started: list[LiveService] = []
+
+    def start(**settings: Any) -> LiveService:
+        live = LiveService(
+            Settings(database_url=database_url, pool_min_size=1, pool_max_size=10, **settings)
+        )
+        live.start()
+        started.append(live)
+        return live
+
+    yield start
+    for live in started:
+        live.stop()
+
+
+@pytest.fixture
+def service(start_service: StartService) -> LiveService:
+    """The real service with its default settings."""
+    return start_service()
 
 
 @pytest.fixture
@@ -225,7 +241,7 @@ class Processes:
         return self.start(sys.executable, str(WORKER), *arguments)
 
     def tenure(self, *arguments: str) -> subprocess.Popen[str]:
-        return self.start(TENURE_COMMAND, *arguments)
+        return self.start(str(TENURE), *arguments)
 
     def close(self) -> None:
         for process in self._started:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from contextlib import AsyncExitStack, ExitStack
 
 import asyncpg
@@ -15,8 +14,7 @@ import httpx
 import pytest
 
 from tenure import AsyncTenure, LeaseLost, Tenure
-from tenure_server.server.settings import Settings
-from tests.client.conftest import LiveService
+from tests.client.conftest import StartService
 from tests.client.test_lease import SLACK, TTL, _expire
 
 HANDLES = 10
@@ -134,19 +132,11 @@ def test_a_holding_lost_in_a_batch_ends_only_its_own_handle(
         assert rival.get_lease("b").holder == rival.holder
 
 
-@pytest.fixture
-def one_per_batch(database_url: str) -> Iterator[LiveService]:
-    """A service that refuses batch renews of more than one holding."""
-    live = LiveService(Settings(database_url=database_url, max_batch_size=1))
-    live.start()
-    yield live
-    live.stop()
-
-
 @pytest.mark.slow
 def test_a_batch_refused_as_a_whole_is_renewed_one_holding_at_a_time(
-    one_per_batch: LiveService,
+    start_service: StartService,
 ) -> None:
+    one_per_batch = start_service(max_batch_size=1)  # refuses batches of more than one holding
     recording = Recording()
     with Tenure(one_per_batch.url, transport=recording) as client, ExitStack() as stack:
         handles = [stack.enter_context(client.lease(f"job-{n}", TTL)) for n in range(3)]
@@ -162,23 +152,14 @@ def test_a_batch_refused_as_a_whole_is_renewed_one_holding_at_a_time(
     assert all(len(names) == 1 for names in renewed)
 
 
-@pytest.fixture
-def rate_limited(database_url: str) -> Iterator[LiveService]:
-    """A service that lets each principal send 3 requests a second (after a burst of 3)."""
-    live = LiveService(
-        Settings(database_url=database_url, rate_limit_per_second=3, rate_limit_burst=3)
-    )
-    live.start()
-    yield live
-    live.stop()
-
-
 @pytest.mark.slow
 def test_a_rate_limited_renewal_is_retried_not_taken_for_a_lost_lease(
-    rate_limited: LiveService, database_url: str
+    start_service: StartService, database_url: str
 ) -> None:
     """Renewals sent faster than the principal's rate are refused 429; the handle retries them
     (after the Retry-After, within its interval) and keeps its lease, renewed all along."""
+    # Each principal may send 3 requests a second, after a burst of 3.
+    rate_limited = start_service(rate_limit_per_second=3, rate_limit_burst=3)
     recording = Recording()
     with (
         Tenure(rate_limited.url, transport=recording) as client,
@@ -203,22 +184,14 @@ async def _generation(database_url: str, name: str) -> int:
         await connection.close()
 
 
-@pytest.fixture
-def short_lock_timeout(database_url: str) -> Iterator[LiveService]:
-    """A service that waits at most 0.2 s for a locked lease row."""
-    live = LiveService(Settings(database_url=database_url, lock_timeout_ms=200))
-    live.start()
-    yield live
-    live.stop()
-
-
 @pytest.mark.slow
 def test_a_holding_left_undecided_by_a_fenced_transaction_is_retried_not_lost(
-    short_lock_timeout: LiveService, database_url: str
+    start_service: StartService, database_url: str
 ) -> None:
     """A fenced transaction holds one lease row FOR SHARE across a few renewals: the batch
     answers that holding `undecided`, and its handle retries instead of ending; both handles
     keep their leases, and the busy one is renewed once the transaction commits."""
+    short_lock_timeout = start_service(lock_timeout_ms=200)  # waits 0.2 s for a locked row
     interval, recording = 0.2, Recording()
     with Tenure(short_lock_timeout.url, transport=recording) as client, ExitStack() as stack:
         busy, other = (
