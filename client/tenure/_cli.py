@@ -15,15 +15,14 @@ unreachable, 2 usage error or request refused. See `tenure run --help`.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 import math
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 from typing import Any
 
-from tenure._client import Tenure
 from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
 from tenure._errors import ServiceUnavailable, TenureError, TransportError
 from tenure._models import DEFAULT_DEADLINE, JobSpec
@@ -41,7 +40,9 @@ from tenure._supervisor import (
     run_command,
     stop_grace,
 )
+from tenure._sync.client import Tenure
 from tenure.auth import hash_token, new_token
+from tenure.commands import ENTRY_POINT_GROUP, SERVER, ServerCommands
 from tenure.schedule import check_cron, check_timezone
 
 RUN_EPILOG = f"""\
@@ -73,14 +74,19 @@ as a bearer token.
 """
 
 
-def _server_commands() -> Any:
-    # Imported by name so the client never depends on the service's packages.
+def _server_commands(name: str) -> ServerCommands:
+    """The service's commands, through the entry point it declares (see `tenure.commands`)."""
     try:
-        return importlib.import_module("tenure_server.server.cli")
-    except ModuleNotFoundError as error:
-        sys.exit(
-            f"`tenure {sys.argv[1]}` needs the server extra: pip install 'tenure[server]' ({error})"
-        )
+        commands = entry_points(group=ENTRY_POINT_GROUP)[SERVER].load()
+    except KeyError:
+        reason = f"no {ENTRY_POINT_GROUP!r} entry point named {SERVER!r}"
+    except ModuleNotFoundError as error:  # the package is there, its dependencies are not
+        reason = str(error)
+    else:
+        if not isinstance(commands, ServerCommands):
+            raise TypeError(f"entry point {SERVER!r} is {commands!r}, not ServerCommands")
+        return commands
+    sys.exit(f"`tenure {name}` needs the server extra: pip install 'tenure[server]' ({reason})")
 
 
 def _seconds(text: str) -> float:
@@ -293,13 +299,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = _parser()
     arguments = parser.parse_args(words)
     if arguments.command_name == "serve":
-        _server_commands().serve(arguments.host, arguments.port, arguments.workers)
+        _server_commands("serve").serve(arguments.host, arguments.port, arguments.workers)
     elif arguments.command_name == "migrate":
-        _server_commands().migrate_command()
+        _server_commands("migrate").migrate()
     elif arguments.command_name == "token":
         _token(arguments)
     elif arguments.command_name == "admin":
-        _server_commands().bump_generations_command(arguments.by)
+        _server_commands("admin").bump_generations(arguments.by)
     elif arguments.command_name == "run":
         sys.exit(_run(arguments.parser, arguments, command))
     elif arguments.command_name == "status":

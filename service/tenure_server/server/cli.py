@@ -1,5 +1,7 @@
-"""`tenure serve` and `tenure migrate`: the service's commands (the `tenure` entry point lives in
-the client package and hands these over when the server extra is installed)."""
+"""`tenure serve`, `tenure migrate` and `tenure admin bump-generations`: the service's commands.
+
+The `tenure` command lives in the client package; it finds these as `COMMANDS`, the entry point
+`server` of the group `tenure.commands` (pyproject.toml), when the server extra is installed."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import uvicorn
 from fastapi import FastAPI
 from pydantic import ValidationError
 
+from tenure.commands import ServerCommands
 from tenure_server.app.telemetry import MULTIPROCESS_ENV
 from tenure_server.db.admin import bump_generations
 from tenure_server.db.migrate import migrate
@@ -135,3 +138,8 @@ def bump_generations_command(amount: int) -> None:
         f"bumped {leases} leases by {amount}; raised {fences} fences; "
         f"new leases start above generation {floor}"
     )
+
+
+COMMANDS = ServerCommands(
+    serve=serve, migrate=migrate_command, bump_generations=bump_generations_command
+)

@@ -1,0 +1,29 @@
+"""The service's commands of the `tenure` CLI, as the client and the service agree on them.
+
+The `tenure` command lives in the client; `serve`, `migrate` and `admin bump-generations` are the
+service's and need `tenure[server]`. The service declares a `ServerCommands` as the entry point
+`server` of the group `tenure.commands` (pyproject.toml); the CLI finds it with
+`importlib.metadata`, so the client never names a module of the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["ENTRY_POINT_GROUP", "SERVER", "ServerCommands"]
+
+ENTRY_POINT_GROUP = "tenure.commands"
+SERVER = "server"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCommands:
+    """What each of the service's commands runs, given its parsed options."""
+
+    # `tenure serve [--host H] [--port P] [--workers N]`; None leaves the setting to TENURE_*.
+    serve: Callable[[str | None, int | None, int | None], None]
+    # `tenure migrate`
+    migrate: Callable[[], None]
+    # `tenure admin bump-generations --by N`
+    bump_generations: Callable[[int], None]
