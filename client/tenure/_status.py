@@ -3,35 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from tenure._models import Overview
+from tenure.durations import duration, relative
 
 __all__ = ["render_overview"]
-
-
-def duration(seconds: float | None) -> str:
-    """`42 s`, `3 min 5 s`, `2 h 10 min`, `3 d 4 h`; `-` for nothing."""
-    if seconds is None:
-        return "-"
-    total = round(abs(seconds))
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes} min"
-    if minutes:
-        return f"{minutes} min {secs} s"
-    return f"{secs} s"
-
-
-def relative(moment: datetime | None, now: datetime) -> str:
-    if moment is None:
-        return "-"
-    seconds = (moment - now).total_seconds()
-    return f"in {duration(seconds)}" if seconds > 0 else f"{duration(seconds)} ago"
 
 
 def table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -7,12 +7,15 @@ from collections import Counter
 from datetime import datetime
 from html import escape
 
+from tenure.durations import duration, relative
 from tenure_server.app.status import Evaluated, Overview
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import NotableEvent
 from tenure_server.domain.status import JOB_STATES, LeaseAge
 
 REFRESH_SECONDS = 10
+# What stands for no value on the page.
+DASH = "—"
 
 STATUS_TEXT = {
     "new": "no run yet",
@@ -68,34 +71,11 @@ td.wrap { white-space:normal; }
 """
 
 
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    total = round(abs(seconds))
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes} min"
-    if minutes:
-        return f"{minutes} min {secs} s"
-    return f"{secs} s"
-
-
-def _relative(moment: datetime | None, now: datetime) -> str:
-    if moment is None:
-        return "—"
-    seconds = (moment - now).total_seconds()
-    return f"in {_duration(seconds)}" if seconds > 0 else f"{_duration(seconds)} ago"
-
-
 def _when(moment: datetime | None, now: datetime) -> str:
     if moment is None:
         return '<span class="muted">—</span>'
     title = escape(moment.isoformat(timespec="seconds"))
-    return f'<span title="{title}">{escape(_relative(moment, now))}</span>'
+    return f'<span title="{title}">{escape(relative(moment, now))}</span>'
 
 
 def _pill(kind: str, text: str | None = None) -> str:
@@ -105,7 +85,7 @@ def _pill(kind: str, text: str | None = None) -> str:
 def _job_row(item: Evaluated, now: datetime) -> str:
     job, status = item.job, item.status
     slow = ' <span class="warn" title="last run took more than half the interval">⚠ slow</span>'
-    duration = _duration(status.last_duration_seconds) + (slow if status.slow else "")
+    took = duration(status.last_duration_seconds, DASH) + (slow if status.slow else "")
     last = '<span class="muted">—</span>'
     if status.last_completed_window is not None:
         last = (
@@ -126,7 +106,7 @@ def _job_row(item: Evaluated, now: datetime) -> str:
         f'<td class="name">{escape(job.name)}</td>'
         f'<td title="{escape(STATUS_TEXT[status.status])}">{_pill(status.status)}</td>'
         f'<td class="mono">{schedule}</td>'
-        f"<td>{last}</td><td>{duration}</td>"
+        f"<td>{last}</td><td>{took}</td>"
         f"<td>{_when(status.expectation.next_occurrence, now)}</td>"
         f"<td>{current}</td></tr>"
     )
@@ -138,8 +118,8 @@ def _lease_row(age: LeaseAge) -> str:
         state = _pill("stuck")
     else:
         state = _pill("held") if lease.held else _pill("free", "expired")
-    held_for = _duration(age.held_for_seconds) if lease.held else "—"
-    expires = _duration(lease.expires_in_seconds) if lease.held else "—"
+    held_for = duration(age.held_for_seconds, DASH) if lease.held else DASH
+    expires = duration(lease.expires_in_seconds, DASH) if lease.held else DASH
     return (
         f'<tr data-lease="{escape(lease.name)}" data-held="{str(lease.held).lower()}">'
         f'<td class="name">{escape(lease.name)}</td><td>{state}</td>'
