@@ -1,22 +1,21 @@
-"""The benchmark's PostgreSQL: an embedded server in a fresh folder (pgserver, unix socket only),
-or a server given by URL, in which a throw-away database is created for the run and dropped at
-the end. Also the rows the workloads start from (held leases to renew, release and claim under),
-written in bulk before a measurement and never timed."""
+"""The benchmark's PostgreSQL: an embedded server in a fresh folder (pgserver, unix socket only:
+`tests.support.postgres`), or a server given by URL, in which a throw-away database is created
+for the run and dropped at the end. Also the rows the workloads start from (held leases to
+renew, release and claim under), written in bulk before a measurement and never timed."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import parse_qs, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 from cpu import parent_pid
+from tests.support import postgres
 
 # Tenure (2 workers x 10 pooled + listeners), the naive app (2 x 10), and 64 raw connections or
 # 64 pgbench clients can all be connected at once.
@@ -42,16 +41,9 @@ class Database:
     pgbench: str
 
 
-def _with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/" + name))
-
-
 def _pgbench_binary() -> str:
     """pgserver's own (the same version as the embedded server), else the one on PATH."""
-    import pgserver
-
-    bundled = Path(pgserver.__file__).parent / "pginstall" / "bin" / "pgbench"
+    bundled = postgres.program("pgbench")
     if bundled.exists():
         return str(bundled)
     found = shutil.which("pgbench")
@@ -62,54 +54,25 @@ def _pgbench_binary() -> str:
     return found
 
 
-async def _execute(url: str, *statements: str) -> None:
-    connection = await asyncpg.connect(url)
-    try:
-        for statement in statements:
-            await connection.execute(statement)
-    finally:
-        await connection.close()
-
-
-@contextmanager
-def _embedded_server() -> Iterator[str]:
-    """pgserver's PostgreSQL in a fresh folder, stopped and removed afterwards; yields its URL."""
-    from pgserver.postgres_server import get_server
-
-    folder = Path(tempfile.mkdtemp(prefix="tnbpg"))
-    try:
-        server = get_server(folder, cleanup_mode="stop")
-        # The default of 100 connections is too few for every system of a run at once; the
-        # setting needs a restart, which pgserver does when the last handle goes and one comes.
-        url = str(server.get_uri())
-        asyncio.run(_execute(url, f"ALTER SYSTEM SET max_connections = {MAX_CONNECTIONS}"))
-        server.cleanup()
-        server = get_server(folder, cleanup_mode="stop")
-        try:
-            yield str(server.get_uri())
-        finally:
-            server.cleanup()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 @contextmanager
 def bench_database(given_url: str | None) -> Iterator[Database]:
     """A fresh database `tenure_bench` for this run, dropped afterwards; on the embedded server
     (removed afterwards too) unless a URL is given."""
-    with ExitStack() as stack:
-        embedded = given_url is None
-        server_url = stack.enter_context(_embedded_server()) if embedded else str(given_url)
+    embedded = given_url is None
+    # The default of 100 connections is too few for every system of a run at once.
+    settings = {"max_connections": str(MAX_CONNECTIONS)}
+    with postgres.server(given_url, settings) as server_url:
         name = "tenure_bench" if embedded else f"tenure_bench_{os.getpid()}"
         fresh = (f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
-        asyncio.run(_execute(server_url, *fresh))
-        url = _with_database(server_url, name)
+        asyncio.run(postgres.execute(server_url, *fresh))
+        url = postgres.with_database(server_url, name)
         host = parse_qs(urlsplit(url).query).get("host")
         target = ("-h", host[0], "-U", "postgres", name) if embedded and host else (url,)
         try:
             yield Database(url, target, _pgbench_binary())
         finally:
-            asyncio.run(_execute(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            drop = f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+            asyncio.run(postgres.execute(server_url, drop))
 
 
 async def prefill(url: str, prefix: str, groups: int, per_group: int) -> str:

@@ -1,7 +1,8 @@
 """Hand-off latency: from the moment a holder sends its release to the moment a waiter (blocked
 in acquire with wait_seconds) holds the lease. Prints the median and p99 over many hand-offs.
 The requests go over loadgen.py's lean keep-alive connections, as the throughput figures' go
-over wrk's: httpx spends about 2 ms of this machine's CPU per request, more than the service.
+over wrk's: httpx spends more CPU per request than the service does (bench/README.md, "What
+runs", has the figure).
 
     .venv/bin/python bench/handoff.py [--rounds 300] [--database-url URL]
 """
@@ -12,15 +13,17 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The bench's own modules, and the repository's root for `tests.support`.
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from loadgen import Http
-from service import running_service
+from tests.support.processes import tenure_service
 
 
 async def hand_offs(url: str, rounds: int) -> list[float]:
@@ -68,8 +71,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--database-url")
     arguments = parser.parse_args()
-    with running_service(database_url=arguments.database_url) as url:
-        latencies = sorted(asyncio.run(hand_offs(url, arguments.rounds)))
+    service = tenure_service(database_url=arguments.database_url, output=subprocess.DEVNULL)
+    with service as tenure:
+        latencies = sorted(asyncio.run(hand_offs(tenure.url, arguments.rounds)))
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     print(
         f"hand-off release → waiter holds it, {len(latencies)} rounds: "

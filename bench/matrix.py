@@ -15,7 +15,7 @@ import runners
 from cpu import CpuMeter
 from database import Database, prefill
 from results import WORKLOADS, Results, connections_of
-from service import Server
+from tests.support.processes import Server
 from workloads import Measurement
 
 # Generous ceilings of release rates, to size the held leases a release run consumes.

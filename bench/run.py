@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The bench's own modules, and the repository's root for `tests.support`.
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 import httpx
 import runners
 import scenarios
@@ -39,7 +40,7 @@ from matrix import Matrix, Systems
 from profiling import PY_SPY, profile_acquire
 from report import render, write_readme
 from results import WORKLOADS, Results
-from service import BIN, Server, free_port, running_server, tenure_command, tenure_env
+from tests.support.processes import BIN, Server, free_port, running, tenure_command
 from workloads import (
     BATCH_CONNECTIONS,
     BATCH_PREFIX,
@@ -138,18 +139,17 @@ def servers(database: Database, arguments: argparse.Namespace) -> Iterator[Syste
     """The Tenure service and the naive app, both with 2 workers, on free loopback ports."""
     overrides = dict(item.split("=", 1) for item in arguments.tenure_env)
     with ExitStack() as stack:
+        # Request logs cost the servers what they cost in production, not the disk: discarded.
         output = (
-            stack.enter_context(arguments.service_log.open("ab")) if arguments.service_log else None
+            stack.enter_context(arguments.service_log.open("ab"))
+            if arguments.service_log
+            else subprocess.DEVNULL
         )
         port = free_port()
-        tenure = stack.enter_context(
-            running_server(
-                tenure_command(port, "--workers", "2"),
-                port,
-                env=tenure_env(database.url, overrides),
-                log=output,
-            )
-        )
+        # The caller's own TENURE_* settings apply too (the tests' services get none).
+        env = dict(os.environ, TENURE_DATABASE_URL=database.url, **overrides)
+        command = tenure_command(port, "--workers", "2")
+        tenure = stack.enter_context(running(command, port, env=env, output=output))
         port = free_port()
         naive_command = [
             str(BIN / "uvicorn"),
@@ -165,7 +165,7 @@ def servers(database: Database, arguments: argparse.Namespace) -> Iterator[Syste
             "--log-level=warning",
         ]
         env = dict(os.environ, BENCH_DATABASE_URL=database.url)
-        naive = stack.enter_context(running_server(naive_command, port, env=env, log=output))
+        naive = stack.enter_context(running(naive_command, port, env=env, output=output))
         yield Systems(database, tenure, naive, asyncio.run(postmaster_pid(database.url)))
 
 

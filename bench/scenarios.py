@@ -13,7 +13,7 @@ from cpu import CpuMeter
 from database import prefill
 from results import Idle
 from runners import GRACE_SECONDS, HERE, PYTHON
-from service import Server
+from tests.support.processes import Server
 from workloads import Measurement
 
 RENEW_EVERY_SECONDS = 30.0

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
-import tempfile
 import threading
 import time
 from contextlib import AsyncExitStack
@@ -20,9 +18,10 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The bench's own modules, and the repository's root for `tests.support`.
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from cpu import CpuMeter
-from service import free_port, running_server, tenure_command
+from tests.support.processes import tenure_service
 
 from tenure import AsyncTenure
 
@@ -63,12 +62,9 @@ def main() -> None:
     parser.add_argument("--leases", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=40.0)
     options = parser.parse_args()
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="tnb", ignore_cleanup_errors=True) as folder:
-        env = dict(os.environ, TENURE_LOG_LEVEL="warning", TENURE_DATA_DIR=folder)
-        with running_server(tenure_command(port), port, env=env) as server:
-            meter = CpuMeter(server.pid)
-            asyncio.run(hold(server.url, meter, options.leases, options.seconds))
+    with tenure_service() as server:
+        meter = CpuMeter(server.pid)
+        asyncio.run(hold(server.url, meter, options.leases, options.seconds))
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from service import running_service
+# The bench's own modules, and the repository's root for `tests.support`.
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
+from tests.support.processes import tenure_service
 
 WAIT_SECONDS = 15.0
 
@@ -79,8 +80,9 @@ def main() -> None:
     parser.add_argument("--ttl", type=float, default=2.0)
     parser.add_argument("--database-url")
     arguments = parser.parse_args()
-    with running_service(database_url=arguments.database_url) as url:
-        times = asyncio.run(takeovers(url, arguments.rounds, arguments.ttl))
+    service = tenure_service(database_url=arguments.database_url, output=subprocess.DEVNULL)
+    with service as tenure:
+        times = asyncio.run(takeovers(tenure.url, arguments.rounds, arguments.ttl))
     print(
         f"takeover after SIGKILL, TTL {arguments.ttl:g} s, {len(times)} rounds: "
         f"median {statistics.median(times):.3f} s, max {max(times):.3f} s "

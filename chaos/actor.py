@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,9 +26,10 @@ from tenure import NO_RETRY, AsyncTenure, Lease, LeaseLost, TenureError, Window
 from tenure._renewal import LeaseClock
 
 WRITE_SQL = "INSERT INTO chaos_writes (lease, holder, generation, worker) VALUES ($1, $2, $3, $4)"
+PAYOUT = {"store": 0, "day": "2026-09-25", "amount_cents": 0}  # only its fence matters here
 # What a fenced SQL write may fail with when the database or the way to it fails. asyncpg's
 # InternalClientError ("another operation is in progress") comes from a pooled connection that a
-# proxy reset while the database was starting up (F4, F10): it killed 7 of 24 workers of a run.
+# proxy reset while the database was starting up (F4, F10): uncaught, it killed workers of a run.
 DATABASE_ERRORS = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
@@ -335,17 +337,19 @@ class Actor:
         return "ok"
 
     async def write_http(self, holding: Holding) -> Outcome:
-        """A write to the downstream app behind FencingMiddleware (PostgreSQL fence store)."""
+        """A payout to the downstream app (the payments example, a PostgreSQL fence per lease)."""
         if self.http is None or self.downstream is None:
             raise RuntimeError("this actor has no downstream app")
         pending = self.recorder.invoke(
             "write_http", holding.lease, holder=self.holder, generation=holding.generation
         )
+        token = f"{holding.lease}/{holding.generation}"
+        key = f"{self.holder}/{uuid.uuid4().hex}"  # chaos.facts reads the holder back from it
         try:
             response = await self.http.post(
-                f"{self.downstream}/writes/{holding.lease}",
-                json={"holder": self.holder, "worker": self.name},
-                headers={"Fencing-Token": f"{holding.lease}/{holding.generation}"},
+                f"{self.downstream}/payouts",
+                json=PAYOUT,
+                headers={"Fencing-Token": token, "Idempotency-Key": key},
             )
         except httpx.HTTPError as error:
             self.recorder.complete(pending, "unknown", error=type(error).__name__)

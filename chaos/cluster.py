@@ -1,6 +1,7 @@
 """The processes of a run: every one started in its own session (so a signal reaches its whole
 process group), logged to `<run>/logs/<name>.log`, and killed when the run ends whatever happens;
-and the service replicas (`tenure serve`), which the nemesis pauses, kills and restarts.
+and the service replicas (`tenure serve`, started and awaited as `tests.support.processes` starts
+any), which the nemesis pauses, kills and restarts.
 """
 
 from __future__ import annotations
@@ -9,26 +10,16 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+from tests.support.processes import free_port, tenure_command, wait_ready, without_tenure_settings
 
-TENURE = Path(sys.executable).parent / "tenure"
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 5.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class Processes:
@@ -82,18 +73,6 @@ class Processes:
             self.kill(process)
 
 
-async def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
-    """Return once GET `url` answers 200; fail if the process exits first. Callers bound it
-    with `asyncio.timeout`."""
-    async with httpx.AsyncClient(timeout=1.0) as http:
-        while process.poll() is None:
-            with contextlib.suppress(httpx.HTTPError):
-                if (await http.get(url)).status_code == 200:
-                    return
-            await asyncio.sleep(0.05)
-    raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
-
-
 @dataclass
 class Replica:
     index: int
@@ -121,11 +100,8 @@ class Cluster:
     async def start(self, index: int) -> None:
         replica = self.replicas[index]
         name = f"service{index}" + (f".{self.restarts}" if self.restarts else "")
-        replica.process = self.processes.start(
-            name, [str(TENURE), "serve", "--port", str(replica.port)], self.env
-        )
-        async with asyncio.timeout(READY_TIMEOUT):
-            await wait_ready(f"{replica.url}/readyz", replica.process)
+        replica.process = self.processes.start(name, tenure_command(replica.port), self.env)
+        await asyncio.to_thread(wait_ready, f"{replica.url}/readyz", replica.process, READY_TIMEOUT)
 
     async def kill(self, index: int) -> None:
         process = self.replicas[index].process
@@ -144,8 +120,7 @@ class Cluster:
 
 def service_env(database_url: str, data_dir: Path, extra: Mapping[str, str]) -> dict[str, str]:
     """The replicas' environment: nothing of the caller's TENURE_* settings, short TTLs allowed."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TENURE_")}
-    return env | {
+    return without_tenure_settings() | {
         "TENURE_DATABASE_URL": database_url,
         "TENURE_DATA_DIR": str(data_dir),
         "TENURE_MIN_TTL_SECONDS": "0.1",

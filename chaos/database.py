@@ -5,7 +5,8 @@ standby (`pg_basebackup`) and promote (`chaos.replication` puts the two together
 pgserver itself starts a server on a unix socket and stops it when the last process using it
 exits; the harness needs a TCP port (the service reaches the database through `chaos.proxy`) and
 restarts under its own control, so it drives `initdb` and `pg_ctl` from `pgserver`'s folder
-directly. As root, like pgserver, it runs them as the `pgserver` system user.
+directly (`tests.support.postgres.program`). As root, like pgserver, it runs them as the
+`pgserver` system user.
 """
 
 from __future__ import annotations
@@ -17,16 +18,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
 import asyncpg
-
-with warnings.catch_warnings():  # pgserver asks platformdirs for XDG_RUNTIME_DIR on import
-    warnings.simplefilter("ignore")
-    from pgserver._commands import POSTGRES_BIN_PATH
+from tests.support import postgres
 
 StopMode = Literal["fast", "immediate"]
 SYSTEM_USER = "pgserver"
@@ -94,7 +91,7 @@ class EmbeddedPostgres:
     def _run(self, program: str, *arguments: str, timeout: float = PG_CTL_TIMEOUT) -> None:
         """Run one of pgserver's programs; its error output is in the exception if it fails."""
         self._reach()
-        command = [str(Path(POSTGRES_BIN_PATH) / program), *arguments]
+        command = [str(postgres.program(program)), *arguments]
         try:
             subprocess.run(  # noqa: S603 - pgserver's own binaries, arguments built here
                 command,
@@ -176,15 +173,6 @@ class EmbeddedPostgres:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-async def execute(url: str, *statements: str) -> None:
-    connection = await asyncpg.connect(url, timeout=10)
-    try:
-        for statement in statements:
-            await connection.execute(statement)
-    finally:
-        await connection.close()
 
 
 async def settings_in_effect(url: str) -> dict[str, str]:

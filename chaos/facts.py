@@ -36,9 +36,16 @@ SQL_WRITES = """
 SELECT id, lease AS resource, holder, generation, pg_xact_commit_timestamp(xmin) AS committed
   FROM chaos_writes ORDER BY id
 """
+# The downstream app's payouts (examples/payments_api.py): the token it accepted is
+# `<lease>/<generation>`, and the writer keys each payout `<holder>/<n>` (chaos.actor). A payout
+# has no id column: the order of creation numbers them.
 HTTP_WRITES = """
-SELECT id, resource, holder, generation, pg_xact_commit_timestamp(xmin) AS committed
-  FROM chaos_http_writes ORDER BY id
+SELECT row_number() OVER (ORDER BY created_at, idempotency_key) AS id,
+       regexp_replace(fencing_token, '/[^/]*$', '') AS resource,
+       split_part(idempotency_key, '/', 1) AS holder,
+       substring(fencing_token FROM '[^/]*$')::bigint AS generation,
+       pg_xact_commit_timestamp(xmin) AS committed
+  FROM payouts ORDER BY id
 """
 WINDOW_EVENTS = """
 SELECT id, job, kind, window_key, lease, holder, generation

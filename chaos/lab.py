@@ -4,14 +4,13 @@ is left (process groups, the databases) however the run ended.
 
 Nothing reaches the database but through a floating address (`Databases.address`), which a
 failover repoints: the service through the proxy F5 disturbs, the workers and the downstream app
-through a quiet one."""
+(the payments example, `tests.support.payments`) through a quiet one."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
-import os
 import random
 import subprocess
 import sys
@@ -19,18 +18,20 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from tests.support.payments import READY_PATH, payments_command, python_env
+from tests.support.postgres import execute
+from tests.support.processes import free_port, wait_ready
+
 from chaos import facts
 from chaos.actor import Actor
-from chaos.cluster import Cluster, Processes, free_port, service_env, wait_ready
-from chaos.database import execute, url_of
+from chaos.cluster import READY_TIMEOUT, Cluster, Processes, service_env
+from chaos.database import url_of
 from chaos.history import Recorder
 from chaos.nemesis import Targets
 from chaos.proxy import Proxy
 from chaos.replication import Databases
 from chaos.worker import WorkerConfig
 
-ROOT = Path(__file__).resolve().parents[1]
-READY_TIMEOUT = 60.0
 WINDOW_LEASE = "chaos.window"
 STORM_LEASE = "chaos.storm"
 # The slow path of the arrival-deadline control: answers of the service held this long.
@@ -131,19 +132,13 @@ class Lab:
             )
 
     async def _downstream(self) -> None:
+        """The payments example, a fence per lease, its payouts and fences in its own database."""
         port, database = free_port(), url_of(self.address.port, "downstream")
-        process = self.processes.start(
-            "downstream",
-            [sys.executable, "-m", "chaos.downstream", str(port), database],
-            self._python_env(),
-        )
+        command = payments_command(port, database, fence_per_lease=True)
+        process = self.processes.start("downstream", command, python_env())
         self.downstream_url = f"http://127.0.0.1:{port}"
-        async with asyncio.timeout(READY_TIMEOUT):
-            await wait_ready(f"{self.downstream_url}/healthz", process)
-
-    def _python_env(self) -> dict[str, str]:
-        path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-        return os.environ | {"PYTHONPATH": path}
+        ready = f"{self.downstream_url}{READY_PATH}"
+        await asyncio.to_thread(wait_ready, ready, process, READY_TIMEOUT)
 
     def _config(self, name: str, mode: str, number: int) -> WorkerConfig:
         options, cluster = self.options, self.cluster
@@ -173,7 +168,7 @@ class Lab:
         path = self.run / "workers" / f"{config.name}.json"
         path.write_text(json.dumps(asdict(config)), encoding="utf-8")
         process = self.processes.start(
-            config.name, [sys.executable, "-m", "chaos.worker", str(path)], self._python_env()
+            config.name, [sys.executable, "-m", "chaos.worker", str(path)], python_env()
         )
         self.names[process.pid] = config.name
         return process

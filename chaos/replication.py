@@ -38,8 +38,8 @@ import time
 from pathlib import Path
 
 import asyncpg
+from tests.support.processes import free_port
 
-from chaos.cluster import free_port
 from chaos.database import EmbeddedPostgres
 from chaos.proxy import Proxy
 

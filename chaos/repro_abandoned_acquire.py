@@ -40,9 +40,11 @@ from pathlib import Path
 
 import asyncpg
 import httpx
+from tests.support.postgres import execute
+from tests.support.processes import free_port
 
-from chaos.cluster import Cluster, Processes, free_port, service_env
-from chaos.database import EmbeddedPostgres, execute
+from chaos.cluster import Cluster, Processes, service_env
+from chaos.database import EmbeddedPostgres
 
 LEASE = "repro"
 

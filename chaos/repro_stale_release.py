@@ -45,9 +45,11 @@ import time
 from pathlib import Path
 
 import httpx
+from tests.support.postgres import execute
+from tests.support.processes import free_port
 
-from chaos.cluster import Cluster, Processes, free_port, service_env
-from chaos.database import EmbeddedPostgres, execute
+from chaos.cluster import Cluster, Processes, service_env
+from chaos.database import EmbeddedPostgres
 
 TTL = 5.0
 CLIENT_TIMEOUT = 0.5

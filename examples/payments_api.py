@@ -15,22 +15,28 @@ transaction that checked the token (`store.connection`, a dependency), so even w
 replicas of this API a payout from generation 7 cannot land after one from generation 8. One
 fence covers every payout (`resource=`): once a newer holder of the job paid any store, the old
 one is refused for all of them. A repeated idempotency key returns the first payout (200).
+
+`create_app` takes two options that tests and the chaos harness use (they run this API as
+their fenced downstream app, through tests/support/payments.py): `fences`, the store to keep
+the fences in instead (a `MemoryFenceStore`, a `RemoteFenceStore`: they check in front of the
+handler, so the payout commits in a transaction of its own), and `resource`, what one fence
+covers instead of every payout.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the handlers' annotations at runtime,
 # and the fenced-connection dependency is built inside create_app, out of reach of string ones.
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from datetime import date, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import asyncpg
 from fastapi import Depends, FastAPI, Header, Response
 from pydantic import BaseModel, Field
 
-from tenure import FencingMiddleware, accepted_token
+from tenure import FenceStore, FencingMiddleware, accepted_token
 from tenure.pg import PooledConnection, PostgresFenceStore
 
 ENV_DATABASE_URL = "PAYMENTS_DATABASE_URL"
@@ -86,22 +92,40 @@ def database_url() -> str:
     return str(get_server(EMBEDDED_DATA_DIR, cleanup_mode="stop").get_uri())
 
 
-def create_app(url: str | None = None) -> FastAPI:
-    """The payments API on the database at `url` (default: see `database_url`)."""
+def every_payout(scope: MutableMapping[str, Any]) -> str:
+    """The resource key: one fence covers every payout."""
+    return "payouts"
+
+
+def create_app(
+    url: str | None = None,
+    *,
+    fences: FenceStore | None = None,
+    resource: Callable[[MutableMapping[str, Any]], str] = every_payout,
+) -> FastAPI:
+    """The payments API on the database at `url` (default: see `database_url`), its fences in
+    that database unless `fences` is given (see the module's docstring)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with asyncpg.create_pool(url or database_url(), min_size=1, max_size=10) as pool:
             app.state.pool = pool
-            await fences.ensure_schema()
+            if isinstance(store, PostgresFenceStore):
+                await store.ensure_schema()
             await pool.execute(SCHEMA)
             yield
 
+    async def transaction() -> AsyncIterator[PooledConnection]:
+        """A transaction of its own, for a payout whose fence is kept elsewhere."""
+        async with app.state.pool.acquire() as connection, connection.transaction():
+            yield connection
+
     app = FastAPI(title="payments", lifespan=lifespan)
     # The pool exists once the lifespan has started; the store asks for it when it needs it.
-    fences = PostgresFenceStore(lambda: app.state.pool)
+    store = fences if fences is not None else PostgresFenceStore(lambda: app.state.pool)
+    checked = store.connection if isinstance(store, PostgresFenceStore) else transaction
     # scope="function": the transaction commits before the response is sent.
-    Fenced = Annotated[PooledConnection, Depends(fences.connection, scope="function")]
+    Fenced = Annotated[PooledConnection, Depends(checked, scope="function")]
 
     @app.post("/payouts", status_code=201)
     async def pay(
@@ -133,5 +157,5 @@ def create_app(url: str | None = None) -> FastAPI:
         rows = await app.state.pool.fetch(LIST_PAYOUTS, day)
         return [Payout.model_validate(dict(row)) for row in rows]
 
-    app.add_middleware(FencingMiddleware, store=fences, resource=lambda scope: "payouts")
+    app.add_middleware(FencingMiddleware, store=store, resource=resource)
     return app

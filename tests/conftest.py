@@ -11,17 +11,16 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tenure_server.server.app import create_app
 from tenure_server.db.migrate import migrate
+from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests import postgres
 
 
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
-    url, handle = postgres.server_url()
-    yield url
-    del handle  # the embedded server stops and is deleted when the last handle goes
+    with postgres.server() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

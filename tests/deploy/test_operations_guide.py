@@ -18,8 +18,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tenure_server.server.app import create_app
 from tenure_server.db.migrate import migrate
+from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests import postgres
 
@@ -96,9 +96,8 @@ async def _execute(url: str, sql: str, *, one_by_one: bool) -> None:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    url, handle = postgres.server_url()
-    yield url
-    del handle
+    with postgres.server() as url:
+        yield url
 
 
 @pytest.fixture

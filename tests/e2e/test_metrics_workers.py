@@ -7,7 +7,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.service_process import tenure_serve
+from tests.support.processes import tenure_service
 
 LEASES = 8
 SCRAPES = 8
@@ -27,11 +27,12 @@ def test_counters_are_summed_over_workers(database_url: str) -> None:
     """With two workers, acquisitions answered by either worker all show in every scrape."""
     with (
         # No monitor: its own acquire of tenure.monitor (after 15 s) would be counted too.
-        tenure_serve(
-            "--workers", "2", TENURE_DATABASE_URL=database_url, TENURE_MONITOR_ENABLED="false"
-        ) as url,
-        httpx.Client(base_url=url, timeout=10) as http,
+        tenure_service(
+            "--workers", "2", database_url=database_url, TENURE_MONITOR_ENABLED="false"
+        ) as service,
+        httpx.Client(base_url=service.url, timeout=10) as http,
     ):
+        url = service.url
         for index in range(LEASES):
             # A new connection each time, so that the kernel spreads them over the workers.
             answer = httpx.post(

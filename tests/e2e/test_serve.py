@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.service_process import TENURE, tenure_serve
+from tests.support.processes import TENURE, tenure_service
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 pytestmark = pytest.mark.slow
@@ -30,7 +30,8 @@ def test_the_readme_curl_cycle_works_as_printed_on_an_embedded_database() -> Non
     """`tenure serve` with no database URL starts an embedded PostgreSQL, and the README's
     acquire → claim → verify → complete → release cycle answers as the README says."""
     script = readme_curl_cycle()
-    with tenure_serve() as url:
+    with tenure_service() as service:
+        url = service.url
         script = script.replace("T=http://127.0.0.1:8080", f"T={url}")
         output = subprocess.run(
             [
@@ -57,7 +58,8 @@ def test_the_readme_curl_cycle_works_as_printed_on_an_embedded_database() -> Non
 
 def test_two_workers_share_one_embedded_database() -> None:
     """With --workers 2 both processes serve the same leases (one embedded server)."""
-    with tenure_serve("--workers", "2") as url:
+    with tenure_service("--workers", "2") as service:
+        url = service.url
         statuses = [
             httpx.post(
                 f"{url}/v1/leases/shared/acquire",
@@ -72,7 +74,8 @@ def test_two_workers_share_one_embedded_database() -> None:
 
 def test_a_waiter_that_disconnects_leaves_no_orphan_acquisition() -> None:
     """A client that gives up while waiting never ends up holding the lease it left behind."""
-    with tenure_serve() as url:
+    with tenure_service() as service:
+        url = service.url
         lease = f"{url}/v1/leases/close-day"
         first = httpx.post(f"{lease}/acquire", json={"holder": "a", "ttl_seconds": 60}, timeout=5)
         with pytest.raises(httpx.ReadTimeout):

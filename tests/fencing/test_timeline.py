@@ -6,8 +6,8 @@
 
 for the middleware with each fence store and for the same-database fence, and the protected
 data holds B's writes only. Tenure runs as its own process (`tenure serve`) on the per-test
-database; the payments service (tests/fencing/downstream.py) and A and B
-(tests/fencing/worker.py) are processes too.
+database; the payments example (examples/payments_api.py, through tests.support.payments) and
+A and B (tests/fencing/worker.py) are processes too.
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ import httpx
 import pytest
 
 from tests.client.conftest import Processes
-from tests.e2e.service_process import tenure_serve
-from tests.fencing.conftest import downstream, worker
+from tests.fencing.conftest import worker
+from tests.fencing.worker import DAY
+from tests.support.payments import payments_service
+from tests.support.processes import tenure_service
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 
@@ -45,8 +47,8 @@ CREATE TABLE commissions (
 @pytest.fixture
 def tenure_url(database_url: str) -> Iterator[str]:
     """`tenure serve` as its own process, on this test's database."""
-    with tenure_serve(TENURE_DATABASE_URL=database_url, TENURE_POOL_MIN_SIZE="1") as url:
-        yield url
+    with tenure_service(database_url=database_url, TENURE_POOL_MIN_SIZE="1") as service:
+        yield service.url
 
 
 def line(process: subprocess.Popen[str]) -> dict[str, Any]:
@@ -96,17 +98,14 @@ def test_a_paused_holder_is_refused_by_the_middleware(
     own_database_url: str,
 ) -> None:
     """Behind FencingMiddleware (memory, remote and postgres stores), B's write is accepted and
-    the resumed A's write is answered 409 stale-generation; only B's payment exists."""
-    target = {"memory": "-", "remote": tenure_url, "postgres": own_database_url}[store]
-    with downstream(processes, store, target) as payments:
-        _, b_wrote, a_wrote = run_timeline(
-            processes, tmp_path, "http", tenure_url, f"{payments}/payments"
-        )
-        written = httpx.get(f"{payments}/payments", timeout=5).json()
+    the resumed A's write is answered 409 stale-generation; only B's payout exists."""
+    with payments_service(own_database_url, fences=store, tenure_url=tenure_url) as payments:
+        _, b_wrote, a_wrote = run_timeline(processes, tmp_path, "http", tenure_url, payments.url)
+        written = httpx.get(f"{payments.url}/payouts", params={"day": DAY}, timeout=5).json()
     assert b_wrote["status"] == 201
     assert (a_wrote["status"], a_wrote["type"]) == (409, "/problems/stale-generation")
-    assert [row["writer"] for row in written] == ["B"]
-    assert a_wrote["highest"] == written[0]["generation"]
+    assert [row["idempotency_key"] for row in written] == ["B"]
+    assert f"close-day/{a_wrote['highest']}" == written[0]["fencing_token"]
 
 
 async def _commissions(database_url: str) -> list[str]:

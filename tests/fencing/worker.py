@@ -1,7 +1,8 @@
 """A job process for the seed's timeline: acquire, say so, wait for a go signal, then write.
 
 worker.py http TENURE_URL LEASE TTL WAIT GO_FILE WRITER PAYMENTS_URL
-    POST PAYMENTS_URL {"writer": WRITER} with the holding's Fencing-Token.
+    POST PAYMENTS_URL/payouts (the payments example) with the holding's Fencing-Token, a payout
+    of day DAY whose Idempotency-Key is WRITER.
 worker.py sql TENURE_URL LEASE TTL WAIT GO_FILE WRITER DATABASE_URL
     in `fenced_transaction` on Tenure's own database, INSERT a commission row.
 worker.py sql-inside TENURE_URL LEASE TTL WAIT GO_FILE WRITER DATABASE_URL
@@ -28,6 +29,7 @@ from tenure import AsyncTenure, LeaseLost
 from tenure.pg import fenced_transaction
 
 INSERT = "INSERT INTO commissions (writer, generation) VALUES ($1, $2)"
+DAY = "2026-09-25"  # the business day every payout is for
 
 
 def say(**facts: object) -> None:
@@ -43,9 +45,9 @@ def go(path: Path) -> None:
 async def http_write(lease: str, generation: int, writer: str, payments_url: str) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
         response = await http.post(
-            payments_url,
-            json={"writer": writer},
-            headers={"Fencing-Token": f"{lease}/{generation}"},
+            f"{payments_url}/payouts",
+            json={"store": 1, "day": DAY, "amount_cents": 100},
+            headers={"Fencing-Token": f"{lease}/{generation}", "Idempotency-Key": writer},
         )
     body = response.json()
     say(status=response.status_code, type=body.get("type"), highest=body.get("highest"))

@@ -6,7 +6,6 @@ flight still finishes, the process exits, and the database holds exactly what wa
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import time
@@ -18,7 +17,7 @@ import httpx
 import pytest
 
 from tests.api.test_leases import problem
-from tests.e2e.service_process import TENURE, free_port, wait_ready
+from tests.support.processes import tenure_service
 
 pytestmark = pytest.mark.slow
 
@@ -31,26 +30,16 @@ IN_FLIGHT_SECONDS = 1.5
 
 @contextmanager
 def service(database_url: str, workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`tenure serve --workers N` on the test's database; killed if the test leaves it running."""
-    port = free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("TENURE_")}
-    env |= {
-        "TENURE_DATABASE_URL": database_url,
-        "TENURE_LOG_LEVEL": "warning",
+    """`tenure serve --workers N` on the test's database; stopped if the test leaves it running."""
+    with tenure_service(
+        "--workers",
+        str(workers),
+        database_url=database_url,
         # The request in flight waits on a row lock this test holds; it must not time out first.
-        "TENURE_LOCK_TIMEOUT_MS": "30000",
-        "TENURE_STATEMENT_TIMEOUT_MS": "30000",
-    }
-    arguments = [str(TENURE), "serve", "--port", str(port), "--workers", str(workers)]
-    process = subprocess.Popen(arguments, env=env, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url, process)
-        yield url, process
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        TENURE_LOCK_TIMEOUT_MS="30000",
+        TENURE_STATEMENT_TIMEOUT_MS="30000",
+    ) as server:
+        yield server.url, server.process
 
 
 @asynccontextmanager

@@ -1,0 +1,12 @@
+"""What tests, the chaos harness (`chaos/`) and the benchmarks (`bench/`) share, written once:
+
+    processes   `tenure serve` (or any HTTP server) as a real process: a free loopback port,
+                the environment given, ready once /readyz answers, stopped with SIGTERM
+    postgres    the PostgreSQL server: one given by URL, or pgserver's embedded one in a short
+                temporary folder; databases made and dropped on it; pgserver's programs
+    payments    the fenced downstream app, which is the documented example
+                (examples/payments_api.py), run as a process of its own
+
+Nothing here imports pytest: chaos runs as `python -m chaos.run` from the repository's root, and
+the bench scripts put the root on `sys.path`, so both import `tests.support` as tests do.
+"""
