@@ -13,10 +13,11 @@ from workloads import Measurement, percentile
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 CAVEATS = (
-    "Client and servers share the machine's 2 cores (wrk or the load client, uvicorn workers, "
-    "PostgreSQL, and whatever else runs): absolute numbers vary by ±20% between runs, so "
-    "compare only within one run; the ratios are the result. Each figure is the median of the "
-    "runs; latency is per operation (a cycle is one operation), measured by the client."
+    "Client and servers share the machine's cores (wrk or the load client, uvicorn workers, "
+    "PostgreSQL, and whatever else runs): absolute numbers vary between runs (by how much: "
+    '"What runs" above), so compare only within one run; the ratios are the result. Each '
+    "figure is the median of the runs; latency is per operation (a cycle is one operation), "
+    "measured by the client."
 )
 
 
@@ -160,8 +161,8 @@ def profile_section(r: Results) -> list[str]:
         lines += [
             "",
             "Tenure, inclusive share of the workers' samples by function, top 25 (the frames every "
-            "request passes through, the ASGI middleware and routing chain at 30% and more, left "
-            "out):",
+            f"request passes through, the ASGI middleware and routing chain at {CHAIN_SHARE:.0%} "
+            "and more, left out):",
             "",
             "| function (file) | % |",
             "|---|--:|",

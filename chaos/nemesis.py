@@ -44,8 +44,8 @@ FAULTS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10")
 PROBE_LEASE = "chaos.probe"
 DURABILITY_LEASE = "chaos.durability"
 PROBE_INTERVAL = 0.05
-# About what a failover takes beyond its stall (crash, promotion, a new standby cloned and
-# streaming) on a loaded 2-core machine: a failover is not started unless it can end in time.
+# What a failover may take beyond its stall (crash, promotion, a new standby cloned and
+# streaming; chaos/README.md has the times measured): none is started unless it can end in time.
 FAILOVER_SECONDS = 5.0
 # How long the first acquire after a promotion may wait for its answer (a synchronous primary
 # holds commits until the new standby streams) and how long it is retried.

@@ -83,8 +83,8 @@ def test_invalid_configuration_fails_with_a_clear_message() -> None:
 async def test_start_up_objects_stay_out_of_full_collections_while_serving(
     database_url: str,
 ) -> None:
-    """A full collection over start-up's objects paused every request for ~30 ms; they are
-    frozen while the service runs and handed back to the collector when it stops."""
+    """A full collection over start-up's objects paused every request (bench/README.md, step
+    12); they are frozen while the service runs and handed back to the collector when it stops."""
     app = create_app(Settings(database_url=database_url))
     async with app.router.lifespan_context(app):
         assert gc.get_freeze_count() > 10_000
