@@ -37,8 +37,8 @@ _TOKEN_HEADER = FENCING_HEADER.lower().encode("latin-1")
 def lease_of_token(scope: MutableMapping[str, Any]) -> str:
     """The resource key for a fence per lease: the lease the request's token names.
     FencingMiddleware asks for it only once the token has parsed."""
-    token = dict(scope["headers"])[_TOKEN_HEADER].decode("latin-1")
-    return token.rsplit("/", 1)[0]
+    token: bytes = dict(scope["headers"])[_TOKEN_HEADER]
+    return token.decode("latin-1").rsplit("/", 1)[0]
 
 
 def payments_command(
