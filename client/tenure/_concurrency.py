@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from contextlib import suppress
-from types import TracebackType
 from typing import Any, TypeVar
 
 __all__ = [
@@ -51,40 +50,40 @@ def gather(send: Callable[[T], None], items: Iterable[T]) -> None:
 
 
 class AsyncCondition:
-    """A lock with waiting for a change, the waits bounded in time."""
+    """`Condition` for the tasks of one event loop. There, code between two awaits runs alone,
+    so `async with` takes no lock, and entering never suspends: a caller cannot be cancelled
+    there. What it guards must not await, but in `wait` / `wait_for`."""
 
     def __init__(self) -> None:
-        self._condition = asyncio.Condition()
+        # Set by `notify_all` for the tasks waiting then, and replaced for the later ones.
+        self._changed = asyncio.Event()
 
     async def __aenter__(self) -> None:
-        await self._condition.acquire()
+        return None
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._condition.release()
+    async def __aexit__(self, *_: object) -> None:
+        return None
 
     def notify_all(self) -> None:
-        self._condition.notify_all()
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     async def wait(self, seconds: float | None) -> None:
         """Until notified, or `seconds` passed (None: no limit)."""
         with suppress(TimeoutError):
             async with asyncio.timeout(seconds):
-                await self._condition.wait()
+                await self._changed.wait()
 
     async def wait_for(self, predicate: Callable[[], bool], seconds: float) -> None:
         """Until `predicate()` is true, or `seconds` passed."""
         with suppress(TimeoutError):
             async with asyncio.timeout(seconds):
-                await self._condition.wait_for(predicate)
+                while not predicate():
+                    await self._changed.wait()
 
 
 class Condition:
-    """As `AsyncCondition`, for threads."""
+    """A lock, and waiting for a change under it, the waits bounded in time."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
@@ -92,21 +91,18 @@ class Condition:
     def __enter__(self) -> None:
         self._condition.acquire()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self._condition.release()
 
     def notify_all(self) -> None:
         self._condition.notify_all()
 
     def wait(self, seconds: float | None) -> None:
+        """Until notified, or `seconds` passed (None: no limit)."""
         self._condition.wait(seconds)
 
     def wait_for(self, predicate: Callable[[], bool], seconds: float) -> None:
+        """Until `predicate()` is true, or `seconds` passed."""
         self._condition.wait_for(predicate, seconds)
 
 
@@ -119,13 +115,8 @@ class AsyncDeadline:
     async def __aenter__(self) -> None:
         await self._timeout.__aenter__()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self._timeout.__aexit__(exc_type, exc, traceback)
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._timeout.__aexit__(*exc_info)
 
 
 class Deadline:
@@ -138,12 +129,7 @@ class Deadline:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         return None
 
 

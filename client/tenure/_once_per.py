@@ -99,7 +99,18 @@ def once_per(
     spec = register if isinstance(register, JobSpec) else None
     if register is True:
         spec = JobSpec(schedule=cron, timezone=tz, key=key, lease=lease)
-    occurrences = Occurrences(job, cron, tz, key, ttl, lease, wait, early_tolerance, clock, spec)
+    occurrences = Occurrences(
+        job=job,
+        cron=cron,
+        tz=tz,
+        key=key,
+        ttl=ttl,
+        lease=lease,
+        wait=wait,
+        early_tolerance=early_tolerance,
+        clock=clock,
+        register=spec,
+    )
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., object]:
         if isinstance(client, AsyncTenure) != inspect.iscoroutinefunction(fn):
