@@ -2,7 +2,7 @@
 `tenure.problems` that the service answers, and the plain errors of proxies in front of it.
 
 `error_from_response` reads any non-2xx answer; `refusal` reads a problem inside a 200 answer
-(one refused item of a batch). The field readers serve the protocol's successful answers too.
+(one refused item of a batch).
 """
 
 from __future__ import annotations
@@ -10,20 +10,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from typing import Any
 
 from tenure import _errors as errors
+from tenure._fields import moment, optional_int, optional_number, typed
 from tenure.problems import TYPE_PREFIX, ProblemType
 
 __all__ = [
     "DECODERS",
     "error_from_response",
     "json_object",
-    "moment_field",
     "refusal",
     "retry_after",
-    "str_field",
 ]
 
 Body = Mapping[str, Any]
@@ -94,43 +92,6 @@ def _plain_error(status: int, headers: Mapping[str, str], content: bytes) -> err
     return errors.TenureError(detail, status=status)
 
 
-# Field readers ---------------------------------------------------------------------------------
-
-
-def str_field(body: Body, key: str) -> str:
-    value = body.get(key)
-    if not isinstance(value, str):
-        raise ValueError(f"field {key!r} is not a string")
-    return value
-
-
-def moment_field(body: Body, key: str) -> datetime:
-    moment = datetime.fromisoformat(str_field(body, key))
-    if moment.tzinfo is None:
-        raise ValueError(f"field {key!r} has no time zone")
-    return moment
-
-
-def _int(problem: Problem, key: str) -> int:
-    value = problem.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"field {key!r} is not an integer")
-    return value
-
-
-def _optional_int(problem: Problem, key: str) -> int | None:
-    return None if problem.get(key) is None else _int(problem, key)
-
-
-def _seconds(problem: Problem, key: str) -> float | None:
-    value = problem.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"field {key!r} is not a number")
-    return float(value)
-
-
 def _errors(problem: Problem) -> tuple[Mapping[str, str], ...]:
     items = problem.get("errors", [])
     if not isinstance(items, list):
@@ -155,13 +116,13 @@ def _simple(cls: type[errors.TenureError]) -> Decoder:
 
 
 def _lease_held(d: str, s: int, p: Problem, h: Mapping[str, str]) -> errors.TenureError:
-    seconds = _seconds(p, "retry_after_seconds")
+    seconds = optional_number(p, "retry_after_seconds")
     if seconds is None:
         seconds = retry_after(h) or 0.0
     return errors.LeaseHeld(
         d,
-        holder=str_field(p, "holder"),
-        expires_at=moment_field(p, "expires_at"),
+        holder=typed(p, "holder", str),
+        expires_at=moment(p, "expires_at"),
         retry_after=seconds,
         status=s,
         problem=p,
@@ -169,7 +130,7 @@ def _lease_held(d: str, s: int, p: Problem, h: Mapping[str, str]) -> errors.Tenu
 
 
 def _storage_unavailable(d: str, s: int, p: Problem, h: Mapping[str, str]) -> errors.TenureError:
-    seconds = _seconds(p, "retry_after_seconds")
+    seconds = optional_number(p, "retry_after_seconds")
     return errors.ServiceUnavailable(
         d, retry_after=retry_after(h) if seconds is None else seconds, status=s, problem=p
     )
@@ -183,26 +144,26 @@ DECODERS: Mapping[str, Decoder] = {
     ),
     ProblemType.LEASE_HELD.slug: _lease_held,
     ProblemType.LEASE_LOST.slug: lambda d, s, p, _: errors.LeaseLost(
-        d, generation=_optional_int(p, "generation"), status=s, problem=p
+        d, generation=optional_int(p, "generation"), status=s, problem=p
     ),
     ProblemType.LEASE_NOT_FOUND.slug: _simple(errors.LeaseNotFound),
     ProblemType.WINDOW_NOT_FOUND.slug: _simple(errors.WindowNotFound),
     ProblemType.JOB_NOT_FOUND.slug: _simple(errors.JobNotFound),
     ProblemType.WINDOW_COMPLETED.slug: lambda d, s, p, _: errors.WindowCompleted(
-        d, completed_at=moment_field(p, "completed_at"), status=s, problem=p
+        d, completed_at=moment(p, "completed_at"), status=s, problem=p
     ),
     ProblemType.WINDOW_NOT_CLAIMED.slug: _simple(errors.WindowNotClaimed),
     ProblemType.WINDOW_LEASE_MISMATCH.slug: lambda d, s, p, _: errors.WindowLeaseMismatch(
-        d, lease=str_field(p, "lease"), status=s, problem=p
+        d, lease=typed(p, "lease", str), status=s, problem=p
     ),
     ProblemType.STALE_GENERATION.slug: lambda d, s, p, _: errors.StaleGeneration(
-        d, highest=_int(p, "highest"), status=s, problem=p
+        d, highest=typed(p, "highest", int), status=s, problem=p
     ),
     ProblemType.FENCE_LEASE_MISMATCH.slug: lambda d, s, p, _: errors.FenceLeaseMismatch(
-        d, lease=str_field(p, "lease"), status=s, problem=p
+        d, lease=typed(p, "lease", str), status=s, problem=p
     ),
     ProblemType.UNKNOWN_GENERATION.slug: lambda d, s, p, _: errors.UnknownGeneration(
-        d, current_generation=_optional_int(p, "current_generation"), status=s, problem=p
+        d, current_generation=optional_int(p, "current_generation"), status=s, problem=p
     ),
     ProblemType.STORAGE_UNAVAILABLE.slug: _storage_unavailable,
     ProblemType.SHUTTING_DOWN.slug: lambda d, s, p, h: errors.ShuttingDown(

@@ -16,14 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, Literal, Protocol, TypeVar
 from urllib.parse import quote
 
-from tenure._error_answers import (
-    error_from_response,
-    json_object,
-    moment_field,
-    refusal,
-    str_field,
-)
+from tenure._error_answers import error_from_response, json_object, refusal
 from tenure._errors import UnexpectedResponse
+from tenure._fields import moment, typed
 from tenure._models import (
     Fence,
     Job,
@@ -247,11 +242,11 @@ def resolve_window(
     """
 
     def decode(answer: Body) -> str:
-        following = moment_field(answer, "next_occurrence")
+        following = moment(answer, "next_occurrence")
         now = datetime.now(UTC) if clock is None else clock()
         if now + timedelta(seconds=early_tolerance) >= following:
             return window_key(following, key)
-        return str_field(answer, "window")
+        return typed(answer, "window", str)
 
     body = {"cron": cron, "timezone": tz, "key": key}
     return Request("POST", "/v1/windows/resolve", decode, body)
