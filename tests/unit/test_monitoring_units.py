@@ -13,7 +13,7 @@ import pytest
 from tenure._models import Overview
 from tenure._status import render_overview
 from tenure_server.api import dashboard
-from tenure_server.db import status as db_status
+from tenure_server.app import status as db_status
 from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.statements import Statements
