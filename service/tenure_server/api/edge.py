@@ -3,7 +3,7 @@ above a size before anything parses them, and records each request (one log line
 observation of `tenure_http_request_duration_seconds`).
 
 One layer rather than two because each layer's send wrapper is a coroutine call per ASGI
-message: the send chain was 13% of an acquire's CPU (bench/README.md)."""
+message, and the send chain was a large share of an acquire's CPU (bench/README.md, step 3)."""
 
 from __future__ import annotations
 

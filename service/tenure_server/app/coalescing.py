@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -79,3 +80,45 @@ class Batcher(Generic[T, R]):
         for (_, future), result in zip(batch, results, strict=True):
             if not future.done():
                 future.set_result(result)
+
+
+@dataclass(frozen=True, slots=True)
+class Coalescing:
+    """How concurrent single requests share statements: at most `max_batch` requests per
+    statement (1: never share), at most `max_statements` running at once."""
+
+    max_batch: int = 1
+    max_statements: int = 1
+
+
+NO_COALESCING = Coalescing()
+
+
+def batcher(
+    coalescing: Coalescing, run: Callable[[list[T]], Awaitable[list[R]]]
+) -> Batcher[T, R] | None:
+    """A batcher for `run`, or None when requests are not to share statements."""
+    if coalescing.max_batch <= 1:
+        return None
+    return Batcher(run, max_batch=coalescing.max_batch, max_running=coalescing.max_statements)
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+N = TypeVar("N", bound=_Named)
+
+
+async def first_per_name(
+    wanted: list[N], *, decide: Callable[[list[N]], Awaitable[dict[str, R]]]
+) -> list[R | None]:
+    """One statement for requests that arrived together (renews, releases, verifies). A second
+    request for a name (a verify's: its resource) already in the batch is left undecided (None),
+    as are those the statement refused or skipped: each is then decided alone."""
+    first: dict[str, N] = {}
+    for request in wanted:
+        first.setdefault(request.name, request)
+    decided = await decide(list(first.values()))
+    return [decided.get(one.name) if first[one.name] is one else None for one in wanted]

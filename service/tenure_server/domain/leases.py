@@ -15,8 +15,8 @@ from tenure_server.domain.errors import (
 
 class Lease(NamedTuple):
     """One named lease. `held` and `expires_in_seconds` are by the database clock. A named tuple,
-    not a dataclass: a batch renew builds hundreds, and a frozen dataclass of twelve fields takes
-    five times as long to build (1.7 against 0.3 µs)."""
+    not a dataclass: a batch renew builds hundreds, and a frozen dataclass of twelve fields is
+    several times slower to build (bench/README.md, step 14)."""
 
     name: str
     holder: str

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
+from typing import TypeVar
 
 from tenure_server.domain.errors import InvalidInput
 
@@ -39,6 +41,17 @@ def prefix_upper_bound(prefix: str) -> str | None:
     if not prefix:
         return None
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+T = TypeVar("T")
+
+
+def page(rows: list[T], limit: int, key: Callable[[T], str]) -> tuple[list[T], str | None]:
+    """Rows fetched with limit + 1, and the cursor of the next page: the extra row only says
+    that there is one."""
+    if len(rows) <= limit:
+        return rows, None
+    return rows[:limit], encode_cursor(key(rows[limit - 1]))
 
 
 def encode_cursor(after: str) -> str:

@@ -1,0 +1,91 @@
+"""Fences: verify a generation against a resource's fence, singly or many at once, and record
+why a verify was refused."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from tenure_server.app.coalescing import NO_COALESCING, Coalescing, batcher, first_per_name
+from tenure_server.app.decisions import DECISION_ATTEMPTS, still_moving
+from tenure_server.app.ports import FenceStore
+from tenure_server.db.fences import Verify
+from tenure_server.domain.errors import (
+    FenceLeaseMismatch,
+    StaleGeneration,
+    TenureError,
+    UnknownGeneration,
+)
+from tenure_server.domain.events import EventSink, FenceEvent, fence_rejection
+from tenure_server.domain.fences import Fence, verify_refusal
+
+
+class Fences:
+    def __init__(
+        self, store: FenceStore, sink: EventSink, coalescing: Coalescing = NO_COALESCING
+    ) -> None:
+        self._fence_store = store
+        self._sink = sink
+        self._verifies = batcher(coalescing, partial(first_per_name, decide=store.verify_fences))
+
+    async def verify_fence(self, resource: str, lease: str, generation: int) -> Fence:
+        verify = Verify(resource, lease, generation)
+        fence = None
+        if self._verifies is not None:
+            fence = await self._verifies.submit(verify)
+        for _ in range(DECISION_ATTEMPTS):
+            if fence is None:  # refused, or left undecided by the batch: decided alone
+                fence = await self._fence_store.verify_fence(resource, lease, generation)
+            if fence is not None:
+                self._sink.record(FenceEvent(resource, lease, generation))
+                return fence
+            [refusal] = await self._fence_refusals([verify])
+            if refusal is not None:
+                raise refusal
+        raise still_moving("verify")
+
+    async def verify_fences(self, verifies: list[Verify]) -> list[Fence | TenureError]:
+        """Many verifies (of distinct resources) in one statement, each decided as
+        `verify_fence` decides it: for each, in order, the fence that accepted it or why not."""
+        accepted = await self._fence_store.verify_fences(verifies)
+        outcomes: dict[str, Fence | TenureError] = {}
+        for verify in verifies:
+            fence = accepted.get(verify.resource)
+            if fence is not None:
+                self._sink.record(FenceEvent(verify.resource, verify.lease, verify.generation))
+                outcomes[verify.resource] = fence
+        refused = [verify for verify in verifies if verify.resource not in accepted]
+        if refused:
+            for verify, refusal in zip(refused, await self._fence_refusals(refused), strict=True):
+                if refusal is None:  # the fence or lease moved since the statement
+                    outcomes[verify.resource] = await self._verify_alone(verify)
+                else:
+                    outcomes[verify.resource] = refusal
+        return [outcomes[verify.resource] for verify in verifies]
+
+    async def _verify_alone(self, verify: Verify) -> Fence | TenureError:
+        try:
+            return await self.verify_fence(verify.resource, verify.lease, verify.generation)
+        except (StaleGeneration, UnknownGeneration, FenceLeaseMismatch) as refusal:
+            return refusal
+
+    async def _fence_refusals(self, verifies: list[Verify]) -> list[TenureError | None]:
+        """Why each verify the fences refused was refused, recorded as history; None where the
+        state has moved since (the verify may pass now)."""
+        states = await self._fence_store.explain_fences(verifies)
+        refusals = [
+            verify_refusal(verify.resource, verify.lease, verify.generation, fence, generation)
+            for verify, (fence, generation) in zip(verifies, states, strict=True)
+        ]
+        events = [
+            event
+            for verify, refusal in zip(verifies, refusals, strict=True)
+            if refusal is not None
+            and (
+                event := fence_rejection(verify.resource, verify.lease, verify.generation, refusal)
+            )
+        ]
+        for event in events:
+            self._sink.record(event)
+        if events:
+            await self._fence_store.record_fence_rejections(events)
+        return refusals

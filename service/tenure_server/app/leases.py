@@ -1,0 +1,336 @@
+"""Leases: acquire (now or waiting for a release), renew, release, force-release, and reads.
+
+Single requests may share one statement with others that arrived together (app/coalescing.py);
+whatever a shared statement leaves undecided is decided alone, by the single statement."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from functools import partial
+
+from tenure_server.app.coalescing import NO_COALESCING, Coalescing, batcher, first_per_name
+from tenure_server.app.decisions import DECISION_ATTEMPTS, still_moving
+from tenure_server.app.ports import LeaseStore, Releases
+from tenure_server.db.leases import Acquire, Acquired, Release, Renew
+from tenure_server.db.notifications import FALLBACK_POLL_SECONDS
+from tenure_server.domain.errors import (
+    LeaseHeld,
+    LeaseNotFound,
+    RequestAbandoned,
+    ShuttingDown,
+    StorageUnavailable,
+)
+from tenure_server.domain.events import EventSink, LeaseEvent
+from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome, renew_refusal
+from tenure_server.domain.names import decode_cursor, page, prefix_upper_bound
+
+# A waiter re-tries this long after the holding's expiry, so the expiry has surely passed.
+EXPIRY_SLACK_SECONDS = 0.01
+
+
+@dataclass(slots=True)
+class _Turns:
+    """The statement deciding identical acquires now, and the next one, which the identical
+    requests arriving meanwhile wait for and share."""
+
+    running: asyncio.Future[Acquired | None]
+    waiting: asyncio.Future[Acquired | None] | None = None
+
+
+def _arguments(acquire: Acquire) -> tuple[str, str, float, str | None]:
+    return acquire.name, acquire.holder, acquire.ttl, acquire.principal
+
+
+class Leases:
+    def __init__(
+        self,
+        store: LeaseStore,
+        notifications: Releases,
+        sink: EventSink,
+        coalescing: Coalescing = NO_COALESCING,
+    ) -> None:
+        self._lease_store = store
+        self._notifications = notifications
+        # Every transition and refusal is reported here (logs and metrics).
+        self._sink = sink
+        self._draining = asyncio.Event()
+        # Acquires being decided alone: for identical ones to share the next statement.
+        self._deciding: dict[Acquire, _Turns] = {}
+        self._acquires = batcher(coalescing, self._acquire_batch)
+        self._renews = batcher(coalescing, partial(first_per_name, decide=store.renew_coalesced))
+        self._releases = batcher(
+            coalescing, partial(first_per_name, decide=store.release_coalesced)
+        )
+
+    async def acquire(
+        self,
+        name: str,
+        holder: str,
+        ttl: float,
+        *,
+        principal: str | None = None,
+        wait: float = 0.0,
+        abandoned: asyncio.Event | None = None,
+    ) -> Lease:
+        """Take the lease now, or within `wait` seconds: woken by a release (NOTIFY) or at the
+        holding's expiry by the database clock, never by polling. `abandoned` is set when the
+        caller went away; a lease taken for nobody is released at once."""
+        if wait <= 0:
+            try:
+                return (await self._acquire_now(name, holder, ttl, principal))[0]
+            except LeaseHeld:
+                self._sink.record(LeaseEvent("refused", name, holder, None))
+                raise
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        awaited = False
+        with self._notifications.subscribe(name) as released:
+            while True:
+                released.clear()
+                try:
+                    # Its own statement: a holding it withdraws must be no other request's.
+                    lease, began = await self._acquire_now(
+                        name, holder, ttl, principal, shared=False
+                    )
+                except LeaseHeld as held:
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        self._sink.record(LeaseEvent("refused", name, holder, None))
+                        raise
+                    if not awaited:
+                        # Releases notify only awaited leases; a release that came before the
+                        # mark is seen by the acquire retried at once.
+                        await self._lease_store.await_lease(name, remaining)
+                        awaited = True
+                        continue
+                    pause = min(remaining, held.retry_after_seconds + EXPIRY_SLACK_SECONDS)
+                    if not self._notifications.listening:
+                        pause = min(pause, FALLBACK_POLL_SECONDS)
+                    await _first_of(pause, released, abandoned, self._draining)
+                    if abandoned is not None and abandoned.is_set():
+                        raise RequestAbandoned(name) from None
+                    if self._draining.is_set():
+                        raise ShuttingDown() from None
+                    continue
+                if abandoned is not None and abandoned.is_set():
+                    # Withdraw only a holding this request began, and only while its grant is the
+                    # latest: the same holder may hold it through another request (a retry,
+                    # answered 200) that re-acquired or renewed before or after this one.
+                    if began and lease.grant_id is not None:
+                        await self._lease_store.release_lease(
+                            name, holder, lease.generation, principal, lease.grant_id
+                        )
+                    raise RequestAbandoned(name)
+                return lease
+
+    def drain(self) -> None:
+        """The process is shutting down: waiting acquires answer now instead of holding it up."""
+        self._draining.set()
+
+    async def _acquire_now(
+        self, name: str, holder: str, ttl: float, principal: str | None, *, shared: bool = True
+    ) -> tuple[Lease, bool]:
+        """The lease, and whether this call began the holding (False: it extended it). Unless
+        `shared` is False, the decision may be shared with identical concurrent requests (same
+        grant): a waiting acquire, which withdraws its holding if its caller goes away, must not
+        share one, or it would end the holding of a retry that was told it holds the lease."""
+        for attempt in range(DECISION_ATTEMPTS):
+            acquired = None
+            wanted = Acquire(name, holder, ttl, principal)
+            if attempt == 0 and shared and self._acquires is not None:
+                acquired = await self._acquires.submit(wanted)
+            if acquired is None and shared:  # refused, or left undecided by the batch
+                acquired = await self._decide_alone(wanted)
+            elif acquired is None:
+                acquired = await self._lease_store.acquire_lease(name, holder, ttl, principal)
+            if acquired is not None:
+                lease, event = acquired
+                if event is not None:
+                    self._sink.record(event)
+                return lease, event is not None
+            current = await self._lease_store.get_lease(name)
+            refusal = acquire_refusal(name, holder, principal, current)
+            if refusal is not None:
+                raise refusal
+        raise still_moving("acquire")
+
+    async def _decide_alone(self, acquire: Acquire) -> Acquired | None:
+        """acquire_lease for one request, one statement at a time per identical request (same
+        name, holder, TTL and principal). Identical requests that arrive while one runs share
+        the next statement, sent when it is done (it would only have waited on the row lock):
+        on a hot name, the requests a batch skipped would otherwise each queue a statement on
+        the row lock, one commit after another. Every request a statement decides arrived
+        before it was sent, so each may take the decision as its own, as in a batch; only the
+        one that sent it is told it began a holding."""
+        loop = asyncio.get_running_loop()
+        turns = self._deciding.get(acquire)
+        if turns is None:
+            mine: asyncio.Future[Acquired | None] = loop.create_future()
+            turns = self._deciding[acquire] = _Turns(mine)
+        elif turns.waiting is not None:
+            shared = turns.waiting
+            await asyncio.wait([shared])
+            if shared.cancelled():  # the request that was to send it went away
+                return await self._lease_store.acquire_lease(*_arguments(acquire))
+            outcome = shared.result()  # or the error its statement met
+            return None if outcome is None else (outcome[0], None)
+        else:
+            mine = turns.waiting = loop.create_future()
+            try:
+                await asyncio.wait([turns.running])
+            except asyncio.CancelledError:
+                mine.cancel()
+                turns.waiting = None
+                if turns.running.done() and self._deciding.get(acquire) is turns:
+                    del self._deciding[acquire]
+                raise
+            turns.running, turns.waiting = mine, None
+        try:
+            acquired = await self._lease_store.acquire_lease(*_arguments(acquire))
+        except asyncio.CancelledError:
+            mine.cancel()
+            raise
+        except Exception as error:
+            mine.set_exception(error)
+            mine.exception()  # retrieved: the sharers get it from result()
+            raise
+        finally:
+            if turns.waiting is None and self._deciding.get(acquire) is turns:
+                del self._deciding[acquire]  # nobody to hand the turn to
+        mine.set_result(acquired)
+        return acquired
+
+    async def _acquire_batch(self, wanted: list[Acquire]) -> list[Acquired | None]:
+        """One statement for acquires that arrived together. Identical requests (a client's
+        retries, many callers of one holder) share one decision, and only the first is told
+        that it began the holding; a different request for a name already in the batch is left
+        undecided (None), as are names the statement refused or skipped."""
+        first: dict[str, Acquire] = {}
+        for acquire in wanted:
+            first.setdefault(acquire.name, acquire)
+        decided = await self._lease_store.acquire_leases(list(first.values()))
+        answers: list[Acquired | None] = []
+        announced: set[str] = set()
+        for acquire in wanted:
+            outcome = decided.get(acquire.name)
+            if outcome is None or acquire != first[acquire.name]:
+                answers.append(None)
+            elif acquire.name in announced:
+                answers.append((outcome[0], None))
+            else:
+                announced.add(acquire.name)
+                answers.append(outcome)
+        return answers
+
+    async def renew(
+        self, name: str, holder: str, generation: int, ttl: float, principal: str | None = None
+    ) -> Lease:
+        lease = None
+        if self._renews is not None:
+            lease = await self._renews.submit(Renew(name, holder, generation, ttl, principal))
+        if lease is None:  # refused, or left undecided by the batch: decided alone
+            lease = await self._lease_store.renew_lease(name, holder, generation, ttl, principal)
+        if lease is None:
+            self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
+            current = await self._lease_store.get_lease(name)
+            raise renew_refusal(name, holder, generation, principal, current)
+        return lease
+
+    async def renew_many(
+        self,
+        holdings: list[tuple[str, int]],
+        holder: str,
+        ttl: float,
+        principal: str | None = None,
+    ) -> tuple[list[Lease], list[tuple[str, int]], list[tuple[str, int]]]:
+        """Renew many holdings of one holder in one statement: the renewed leases, the
+        (name, generation) pairs that are lost (expired, released, taken over, or never held),
+        and those left undecided (their row stayed locked past the lock timeout)."""
+        renewed, refused = await self._lease_store.renew_leases(holdings, holder, ttl, principal)
+        kept = {lease.name for lease in renewed}
+        skipped = [
+            (name, generation)
+            for name, generation in holdings
+            if name not in kept and name not in refused
+        ]
+        # Rows another transaction holds (a fenced one, FOR SHARE): each decided alone, after
+        # its lock, so one busy lease costs the batch neither the others nor a timeout.
+        undecided: list[tuple[str, int]] = []
+        alone = [self._renew_alone(name, holder, gen, ttl, principal) for name, gen in skipped]
+        for holding, lease in zip(skipped, await asyncio.gather(*alone), strict=True):
+            if isinstance(lease, Lease):
+                renewed.append(lease)
+                kept.add(lease.name)
+            elif lease is not None:
+                undecided.append(holding)
+        waiting = {name for name, _ in undecided}
+        lost = [(name, gen) for name, gen in holdings if name not in kept and name not in waiting]
+        for name, generation in lost:
+            self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
+        return renewed, lost, undecided
+
+    async def _renew_alone(
+        self, name: str, holder: str, generation: int, ttl: float, principal: str | None
+    ) -> Lease | StorageUnavailable | None:
+        """renew_lease for one holding a batch skipped: the lease, None when refused, or why it
+        could not be decided (its row still locked at the lock timeout)."""
+        try:
+            return await self._lease_store.renew_lease(name, holder, generation, ttl, principal)
+        except StorageUnavailable as error:
+            return error
+
+    async def release(
+        self,
+        name: str,
+        holder: str,
+        generation: int,
+        principal: str | None,
+        grant: str,
+    ) -> Lease:
+        lease = None
+        if self._releases is not None:
+            lease = await self._releases.submit(Release(name, holder, generation, principal, grant))
+        for _ in range(DECISION_ATTEMPTS):
+            if lease is None:  # refused, or left undecided by the batch: decided alone
+                lease = await self._lease_store.release_lease(
+                    name, holder, generation, principal, grant
+                )
+            if lease is not None:
+                self._sink.record(LeaseEvent("released", name, holder, generation))
+                return lease
+            current = await self._lease_store.get_lease(name)
+            outcome = release_outcome(name, holder, generation, principal, current, grant)
+            if isinstance(outcome, Lease):
+                return outcome
+            if outcome is not None:
+                raise outcome
+        raise still_moving("release")
+
+    async def force_release(self, name: str, actor: str) -> Lease:
+        lease = await self._lease_store.force_release_lease(name, actor)
+        if lease is None:
+            raise LeaseNotFound(name)
+        return lease
+
+    async def get_lease(self, name: str) -> Lease | None:
+        return await self._lease_store.get_lease(name)
+
+    async def list_leases(
+        self, prefix: str, limit: int, cursor: str | None
+    ) -> tuple[list[Lease], str | None]:
+        after = decode_cursor(cursor) or ""
+        rows = await self._lease_store.list_leases(
+            after, prefix, prefix_upper_bound(prefix), limit + 1
+        )
+        return page(rows, limit, lambda lease: lease.name)
+
+
+async def _first_of(seconds: float, *events: asyncio.Event | None) -> None:
+    """Return when any event is set or after `seconds`."""
+    waits = [asyncio.ensure_future(event.wait()) for event in events if event is not None]
+    try:
+        await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in waits:
+            waiting.cancel()
