@@ -4,6 +4,8 @@ order, and never holds bytes past a close or beyond its limit."""
 from __future__ import annotations
 
 import asyncio
+import inspect
+import re
 import socket
 from typing import Any
 
@@ -12,6 +14,9 @@ import pytest
 import uvicorn
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
+from uvicorn.protocols import utils
+from uvicorn.protocols.http import flow_control, httptools_impl
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from tenure_server.server.transport import FLUSH_BYTES, RoundHttpToolsProtocol, _RoundTransport
 
@@ -40,6 +45,20 @@ class Recorder(asyncio.Transport):
 
     def get_write_buffer_size(self) -> int:
         return 0
+
+
+def test_uvicorn_s_protocol_uses_only_what_the_round_transport_defines() -> None:
+    """The subclass replaces the transport `connection_made` receives, which uvicorn keeps as
+    `self.transport`; every transport method uvicorn's httptools protocol, its flow control and
+    its address helpers call must be one `_RoundTransport` defines itself (the base class's raise
+    NotImplementedError). pyproject.toml pins the uvicorn minor this holds for."""
+    made = inspect.signature(HttpToolsProtocol.connection_made)
+    assert list(made.parameters) == ["self", "transport"]
+    assert "self.transport = transport" in inspect.getsource(HttpToolsProtocol.connection_made)
+    sources = "".join(inspect.getsource(m) for m in (httptools_impl, flow_control, utils))
+    called = set(re.findall(r"transport\.(\w+)\(", sources))
+    assert {"write", "close", "is_closing", "pause_reading", "get_extra_info"} <= called
+    assert called <= set(vars(_RoundTransport))
 
 
 async def next_round() -> None:

@@ -3,103 +3,30 @@ renew, batch renew, release, verify fence, batch verify, claim and complete a wi
 FastAPI's per-request work.
 
 FastAPI spends more CPU matching routes, resolving dependencies, parsing and re-validating than
-an acquire spends in asyncpg and PostgreSQL together (bench/README.md). This layer matches the
-hot paths with one regular expression, validates the body with the route's own pydantic model in
-one pass, and calls the same function the FastAPI route calls (`acquire_lease`, ...), rendering
-domain errors with the same `domain_problem`. Whatever it is not sure of — a name or body the
-model refuses, another content type, a client gone before the body arrived — it hands to
-FastAPI untouched, with the body it read replayed, so every refusal is FastAPI's own answer and
-the routes stay the one definition of the API (and of its OpenAPI document)."""
+an acquire spends in asyncpg and PostgreSQL together (bench/README.md). This layer reads the
+table FastAPI's hot routes are built from (api/hot_routes.py): it matches a path with the
+route's template compiled as Starlette compiles it, validates the path parameters with the
+route's own types and the body with its own pydantic model, and calls the route's action,
+rendering domain errors with the same `domain_problem`. Whatever it is not sure of — a path
+parameter or body the route refuses, another content type, a client gone before the body
+arrived — it hands to FastAPI untouched, with the body it read replayed, so every refusal is
+FastAPI's own answer."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from starlette.datastructures import State
-from starlette.responses import Response
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tenure_server.api import fences, leases, windows
 from tenure_server.api.dependencies import context_of
+from tenure_server.api.hot_routes import BodyT, HotRoute
 from tenure_server.api.problems import domain_problem
-from tenure_server.api.schemas import (
-    AcquireRequest,
-    ReleaseRequest,
-    RenewManyRequest,
-    RenewRequest,
-    VerifyManyRequest,
-    VerifyRequest,
-    WindowRequest,
-)
 from tenure_server.domain.errors import TenureError
-from tenure_server.domain.names import NAME_PATTERN, WINDOW_PATTERN, check_window_key
-
-# Called as action(context, *names in the path, body, receive).
-Action = Callable[..., Awaitable[Response]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Lane:
-    # The FastAPI route's path template: set as the scope's "route" (an object with a `path`,
-    # as Starlette's routes are), by which `RequestEdge` labels the request's metrics.
-    path: str
-    model: type[BaseModel]
-    action: Action
-
-
-# Keyed by (collection, verb) of /v1/{collection}/{name}/{verb}; each is the FastAPI route with
-# that template, whose `LeaseName`/`ResourceName` path parameter is NAME_PATTERN.
-_LANES = {
-    ("leases", "acquire"): _Lane("/v1/leases/{name}/acquire", AcquireRequest, leases.acquire_lease),
-    ("leases", "renew"): _Lane("/v1/leases/{name}/renew", RenewRequest, leases.renew_lease),
-    ("leases", "release"): _Lane("/v1/leases/{name}/release", ReleaseRequest, leases.release_lease),
-    ("fences", "verify"): _Lane("/v1/fences/{resource}/verify", VerifyRequest, fences.verify_fence),
-}
-# Keyed by verb of /v1/jobs/{job}/windows/{window}/{verb}: `JobName` is NAME_PATTERN,
-# `WindowKey` WINDOW_PATTERN.
-_WINDOW_LANES = {
-    verb: _Lane(f"/v1/jobs/{{job}}/windows/{{window}}/{verb}", WindowRequest, action)
-    for verb, action in (("claim", windows.claim_window), ("complete", windows.complete_window))
-}
-# Paths without a name: the batch renew and the batch verify.
-_FIXED = {
-    "/v1/leases/renew": _Lane("/v1/leases/renew", RenewManyRequest, leases.renew_many_leases),
-    "/v1/fences/verify": _Lane("/v1/fences/verify", VerifyManyRequest, fences.verify_many_fences),
-}
-_PATH = re.compile(r"/v1/(leases|fences)/([^/]+)/(acquire|renew|release|verify)")
-_WINDOW_PATH = re.compile(r"/v1/jobs/([^/]+)/windows/([^/]+)/(claim|complete)")
-_NAME = re.compile(NAME_PATTERN)
-_WINDOW = re.compile(WINDOW_PATTERN)
-
-
-def _lane(path: str) -> tuple[_Lane | None, tuple[str, ...]]:
-    """The lane for a path, and the names in it; no lane for a name the route's path
-    parameters would refuse."""
-    fixed = _FIXED.get(path)
-    if fixed is not None:
-        return fixed, ()
-    match = _PATH.fullmatch(path)
-    if match is not None:
-        if not _NAME.fullmatch(match[2]):
-            return None, ()
-        return _LANES.get((match[1], match[3])), (match[2],)
-    match = _WINDOW_PATH.fullmatch(path)
-    if match is None or not _NAME.fullmatch(match[1]) or not _window_key(match[2]):
-        return None, ()
-    return _WINDOW_LANES[match[3]], (match[1], match[2])
-
-
-def _window_key(key: str) -> bool:
-    """Whether the route's `WindowKey` path parameter accepts `key`."""
-    try:
-        check_window_key(key)
-    except ValueError:
-        return False
-    return _WINDOW.fullmatch(key) is not None
 
 
 def _replay(messages: Sequence[Message], receive: Receive) -> Receive:
@@ -125,36 +52,64 @@ def _headers(scope: Scope) -> tuple[str | None, bytes | None]:
 
 
 class Express:
-    """Answers POSTs to the hot routes' paths whose name and JSON body the route would accept;
-    hands everything else to `app` (FastAPI) unchanged. Sits inside `RequestEdge`, so body size
-    limits, the request log and the latency histogram apply alike."""
+    """Answers requests to the hot routes whose path parameters and JSON body the route would
+    accept; hands everything else to `app` (FastAPI) unchanged. Sits inside `RequestEdge`, so body
+    size limits, the request log and the latency histogram apply alike."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, routes: Iterable[HotRoute[Any, Any]]) -> None:
         self.app = app
+        # A template without parameters is its one path: found by lookup, its (no) parameters
+        # validated once (the path with a newline after it, which Starlette's `$` also takes,
+        # goes to FastAPI). The others by method, in the table's order, the order FastAPI tries
+        # the same routes in.
+        self._fixed: dict[tuple[str, str], tuple[HotRoute[Any, Any], Any]] = {}
+        self._templates: dict[str, list[tuple[re.Pattern[str], HotRoute[Any, Any]]]] = {}
+        for route in routes:
+            pattern, _, parameters = compile_path(route.path)
+            if parameters:
+                self._templates.setdefault(route.method, []).append((pattern, route))
+            else:
+                self._fixed[route.method, route.path] = (route, route.path_of(()))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        lane: _Lane | None = None
-        names: tuple[str, ...] = ()
-        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
-            lane, names = _lane(scope["path"])
-        if lane is None:
+        found = None
+        if scope["type"] == "http" and not scope.get("root_path"):
+            found = self._match(scope["method"], scope["path"])
+        if found is None:
             await self.app(scope, receive, send)
             return
+        route, path = found
         authorization, content_type = _headers(scope)
         messages: list[Message] = []
         body = await _read_body(receive, messages)
-        parsed = _parse(lane.model, body, content_type)
+        parsed = _parse(route.body, body, content_type)
         if parsed is None:
             await self.app(scope, _replay(messages, receive), send)
             return
-        scope["route"] = lane
+        # Starlette's routes are objects with a `path`, the template, as HotRoute is: by it
+        # `RequestEdge` labels the request's metrics.
+        scope["route"] = route
         state: State = scope["app"].state
         try:
-            context = context_of(state, authorization)
-            response = await lane.action(context, *names, parsed, receive)
+            response = await route.action(context_of(state, authorization), path, parsed, receive)
         except TenureError as error:
             response = domain_problem(error)
         await response(scope, receive, send)
+
+    def _match(self, method: str, path: str) -> tuple[HotRoute[Any, Any], Any] | None:
+        """The route FastAPI would serve `method path` with, if a hot one, and its path
+        parameters; None as well for parameters that route refuses (FastAPI answers them)."""
+        fixed = self._fixed.get((method, path))
+        if fixed is not None:
+            return fixed
+        for pattern, route in self._templates.get(method, ()):
+            match = pattern.match(path)
+            if match is not None:
+                try:
+                    return route, route.path_of(match.groups())
+                except ValidationError:
+                    return None
+        return None
 
 
 async def _read_body(receive: Receive, messages: list[Message]) -> bytes | None:
@@ -170,7 +125,7 @@ async def _read_body(receive: Receive, messages: list[Message]) -> bytes | None:
             return b"".join(chunks)
 
 
-def _parse(model: type[BaseModel], body: bytes | None, content_type: bytes | None) -> Any:
+def _parse(model: type[BodyT], body: bytes | None, content_type: bytes | None) -> BodyT | None:
     """The body as `model`, where FastAPI would read it as JSON and accept it; else None."""
     # FastAPI reads a body as JSON without a Content-Type or with a JSON one; only the plain
     # spelling takes the lane, any other goes to FastAPI to decide.

@@ -5,17 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from starlette.responses import Response
 from starlette.types import Receive
 
-from tenure_server.api.dependencies import (
-    CallerDep,
-    Context,
-    ContextDep,
-    LimitsDep,
-    OperationsDep,
-)
+from tenure_server.api.dependencies import CallerDep, Context, LimitsDep, OperationsDep
+from tenure_server.api.paths import LeasePath, NoPath
 from tenure_server.api.schemas import (
     AcquireRequest,
     LeaseName,
@@ -23,7 +18,6 @@ from tenure_server.api.schemas import (
     LeasePage,
     ReleaseRequest,
     RenewManyRequest,
-    RenewManyResult,
     RenewRequest,
     lease_json,
     problem_responses,
@@ -35,24 +29,16 @@ from tenure_server.domain.names import NAME_MAX_LENGTH
 router = APIRouter(prefix="/v1/leases", tags=["leases"])
 
 
-# The four hot routes (acquire, renew, batch renew, release) take one `ContextDep` and answer
-# with `lease_json`/`renewals_json`: the same JSON and OpenAPI, with less of FastAPI's
-# per-request work. Their work is in the `*_lease(s)` functions below, which the express lane
-# (api/express.py) calls too when it answers the common case without FastAPI.
-@router.post("/{name}/acquire", response_model=LeaseOut, responses=problem_responses(401, 403, 409))
+# The hot routes' actions (acquire, renew, batch renew, release): api/hot_routes.py makes each a
+# FastAPI route and an express lane. They answer with `lease_json`/`renewals_json`: the JSON and
+# OpenAPI of the routes' `response_model`, with less per-request work.
 async def acquire(
-    name: LeaseName, body: AcquireRequest, request: Request, context: ContextDep
+    context: Context, path: LeasePath, body: AcquireRequest, receive: Receive
 ) -> Response:
     """Take the lease if it is free or expired (generation + 1), or extend it if this holder
     still holds it (same generation). With `wait_seconds`, wait for a release or expiry. 409
     `lease-held` with `Retry-After` otherwise. The holding is bound to the caller's principal."""
-    return await acquire_lease(context, name, body, request.receive)
-
-
-async def acquire_lease(
-    context: Context, name: str, body: AcquireRequest, receive: Receive
-) -> Response:
-    caller, operations, limits = context.caller, context.operations, context.limits
+    caller, operations, limits, name = context.caller, context.operations, context.limits, path.name
     caller.require("client", "acquire", name)
     ttl, wait = limits.ttl(body.ttl_seconds), limits.wait(body.wait_seconds)
     if wait == 0:
@@ -76,30 +62,20 @@ async def _watch_disconnect(receive: Receive, abandoned: asyncio.Event) -> None:
     abandoned.set()
 
 
-@router.post("/{name}/renew", response_model=LeaseOut, responses=problem_responses(401, 403, 409))
-async def renew(
-    name: LeaseName, body: RenewRequest, request: Request, context: ContextDep
-) -> Response:
+async def renew(context: Context, path: LeasePath, body: RenewRequest, _: Receive) -> Response:
     """Extend the holding named by holder + generation, only before it expires."""
-    return await renew_lease(context, name, body, request.receive)
-
-
-async def renew_lease(context: Context, name: str, body: RenewRequest, _: Receive) -> Response:
     caller = context.caller
-    caller.require("client", "renew", name)
+    caller.require("client", "renew", path.name)
     ttl = context.limits.ttl(body.ttl_seconds)
-    lease = await context.operations.renew(name, body.holder, body.generation, ttl, caller.name)
+    lease = await context.operations.renew(
+        path.name, body.holder, body.generation, ttl, caller.name
+    )
     return lease_json(lease)
 
 
-@router.post("/renew", response_model=RenewManyResult, responses=problem_responses(401, 403))
-async def renew_many(body: RenewManyRequest, request: Request, context: ContextDep) -> Response:
+async def renew_many(context: Context, _: NoPath, body: RenewManyRequest, __: Receive) -> Response:
     """Renew many holdings of one holder in one statement (a process holding many leases renews
     them together). Each holding is renewed or reported lost exactly as a single renew would."""
-    return await renew_many_leases(context, body, request.receive)
-
-
-async def renew_many_leases(context: Context, body: RenewManyRequest, _: Receive) -> Response:
     holdings = [(ref.name, ref.generation) for ref in body.leases]
     names = [name for name, _ in holdings]
     context.limits.batch(names)
@@ -110,21 +86,12 @@ async def renew_many_leases(context: Context, body: RenewManyRequest, _: Receive
     return renewals_json(*renewals)
 
 
-@router.post(
-    "/{name}/release", response_model=LeaseOut, responses=problem_responses(401, 403, 404, 409)
-)
-async def release(
-    name: LeaseName, body: ReleaseRequest, request: Request, context: ContextDep
-) -> Response:
+async def release(context: Context, path: LeasePath, body: ReleaseRequest, _: Receive) -> Response:
     """Expire the holding at once; the row and its generation stay. Releasing again is a no-op."""
-    return await release_lease(context, name, body, request.receive)
-
-
-async def release_lease(context: Context, name: str, body: ReleaseRequest, _: Receive) -> Response:
     caller = context.caller
-    caller.require("client", "release", name)
+    caller.require("client", "release", path.name)
     lease = await context.operations.release(
-        name, body.holder, body.generation, caller.name, body.grant
+        path.name, body.holder, body.generation, caller.name, body.grant
     )
     return lease_json(lease)
 

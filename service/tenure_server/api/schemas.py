@@ -368,7 +368,7 @@ def verifications_json(accepted: list[Fence], refused: list[dict[str, Any]]) -> 
 
 def as_json(model: BaseModel) -> Response:
     """The JSON FastAPI renders for a route's `response_model`, from the model a hot route has
-    just built: FastAPI validates a returned model again before serializing it (2–5% of an
-    acquire, bench/README.md), but skips that for a returned Response. The route keeps its
-    `response_model`, so the OpenAPI document is unchanged."""
+    just built: FastAPI validates a returned model again before serializing it (its cost per
+    acquire: bench/README.md, step 3), but skips that for a returned Response. The route keeps
+    its `response_model`, so the OpenAPI document is unchanged."""
     return Response(model.__pydantic_serializer__.to_json(model), media_type="application/json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from starlette.responses import Response
 from starlette.types import Receive
 
@@ -13,11 +13,11 @@ from tenure.schedule import check_cron, check_timezone
 from tenure_server.api.dependencies import (
     CallerDep,
     Context,
-    ContextDep,
     LimitsDep,
     OperationsDep,
     RepositoryDep,
 )
+from tenure_server.api.paths import WindowPath
 from tenure_server.api.schemas import (
     JobName,
     Resolution,
@@ -42,41 +42,20 @@ def _holding(caller: Principal, action: str, job: str, body: WindowRequest) -> H
     return Holding(body.lease, body.holder, body.generation, caller.name)
 
 
-# Hot routes, as in leases.py: one dependency, no second validation of the answer, and the work
-# in a function the express lane (api/express.py) calls too.
-@router.post(
-    "/{window}/claim", response_model=WindowOut, responses=problem_responses(401, 403, 409)
-)
-async def claim(
-    job: JobName, window: WindowKey, body: WindowRequest, request: Request, context: ContextDep
-) -> Response:
+# The hot routes' actions, as in leases.py: no second validation of the answer, and the routes
+# and express lanes made from them in api/hot_routes.py.
+async def claim(context: Context, path: WindowPath, body: WindowRequest, _: Receive) -> Response:
     """Start (or resume, attempt + 1) this occurrence under a held lease. A completed window is
     never claimable again: 409 `window-completed` tells a late or repeated run to skip."""
-    return await claim_window(context, job, window, body, request.receive)
+    holding = _holding(context.caller, "claim windows", path.job, body)
+    return as_json(WindowOut.of(await context.operations.claim(path.job, path.window, holding)))
 
 
-async def claim_window(
-    context: Context, job: str, window: str, body: WindowRequest, _: Receive
-) -> Response:
-    holding = _holding(context.caller, "claim windows", job, body)
-    return as_json(WindowOut.of(await context.operations.claim(job, window, holding)))
-
-
-@router.post(
-    "/{window}/complete", response_model=WindowOut, responses=problem_responses(401, 403, 409)
-)
-async def complete(
-    job: JobName, window: WindowKey, body: WindowRequest, request: Request, context: ContextDep
-) -> Response:
+async def complete(context: Context, path: WindowPath, body: WindowRequest, _: Receive) -> Response:
     """Mark the occurrence done. Repeating it with the same holding returns the original."""
-    return await complete_window(context, job, window, body, request.receive)
-
-
-async def complete_window(
-    context: Context, job: str, window: str, body: WindowRequest, _: Receive
-) -> Response:
-    holding = _holding(context.caller, "complete windows", job, body)
-    return as_json(WindowOut.of(await context.operations.complete(job, window, holding)))
+    holding = _holding(context.caller, "complete windows", path.job, body)
+    window = await context.operations.complete(path.job, path.window, holding)
+    return as_json(WindowOut.of(window))
 
 
 @router.get("/{window}", responses=problem_responses(401, 403, 404))

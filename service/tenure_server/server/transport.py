@@ -4,9 +4,12 @@ writes made in one round of the event loop leave the process in one send.
 uvicorn writes a response's head when the app starts the response and its body when the app
 sends it: two sends, and on loopback two wake-ups of the reader, for every answer. The status
 line, headers and body of a Tenure answer are all sent in the same round, so holding the
-writes until the end of that round joins them. One worker, wrk at 16 connections, acquires,
-alternated 6 s runs: 4,041 / 4,194 / 4,133 against 3,495 / 3,640 / 3,651 requests/s, with 5–8%
-less service CPU per request (bench/README.md).
+writes until the end of that round joins them: more acquires per second for less service CPU
+each (bench/README.md, step 13).
+
+It relies on uvicorn's protocol keeping the transport `connection_made` gives it and calling
+only the transport methods defined here; pyproject.toml pins uvicorn's minor version, and
+tests/unit/test_http_protocol.py checks both against the installed uvicorn.
 """
 
 from __future__ import annotations
