@@ -1,7 +1,7 @@
-"""Baseline 3: `pgbench -M prepared` running the service's own statements (taken from queries.sql,
-comments dropped, each `$n` replaced by a pgbench variable or a constant), so the database's
-ceiling is measured without any Python at all. Latency percentiles come from pgbench's
-per-transaction log."""
+"""Baseline 3: `pgbench -M prepared` running the service's own statements (taken from its SQL
+files, comments dropped, each `$n` replaced by a pgbench variable or a constant), so the
+database's ceiling is measured without any Python at all. Latency percentiles come from
+pgbench's per-transaction log."""
 
 from __future__ import annotations
 

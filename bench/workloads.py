@@ -30,7 +30,7 @@ def batch_resources(connection: int) -> list[str]:
 
 
 # A JSON file of the statements as they were when the run started (run.py writes it), so that
-# every process of a run uses the same SQL as the service it started, even if queries.sql is
+# every process of a run uses the same SQL as the service it started, even if its SQL files are
 # edited meanwhile.
 QUERIES_ENV = "BENCH_QUERIES"
 
@@ -40,14 +40,14 @@ def queries() -> Mapping[str, str]:
     if snapshot:
         loaded: dict[str, str] = json.loads(Path(snapshot).read_text())
         return loaded
-    from tenure_server.db.queries import QUERIES
+    from tenure_server.db import fences, leases, windows
 
-    return QUERIES
+    return {**leases.QUERIES, **windows.QUERIES, **fences.QUERIES}
 
 
-# How the benchmark calls the service's statements, in $n order; None is SQL NULL. When
-# queries.sql changes a statement's parameters, change them here: check_statements() refuses a
-# mismatch before anything runs.
+# How the benchmark calls the service's statements, in $n order; None is SQL NULL. When a
+# statement's parameters change (service/tenure_server/db/sql/), change them here:
+# check_statements() refuses a mismatch before anything runs.
 def acquire_args(name: object, holder: object, ttl: object) -> tuple[object, ...]:
     return (name, holder, ttl, None)  # $4 principal
 
@@ -103,7 +103,7 @@ def check_statements(statements: Mapping[str, str]) -> None:
         taken = max((int(n) for n in re.findall(r"\$(\d+)", code)), default=0)
         if taken != arity:
             raise SystemExit(
-                f"queries.sql: {name} takes {taken} parameters, the benchmark passes {arity}; "
+                f"{name} takes {taken} parameters, the benchmark passes {arity}; "
                 "update bench/workloads.py"
             )
 

@@ -11,8 +11,8 @@ from typing import Any, TypeAlias
 
 import asyncpg
 
+from tenure_server.db.leases import QUERIES
 from tenure_server.db.monitoring import MonitoringRepository
-from tenure_server.db.queries import QUERIES
 from tests.integration.test_monitored_leases import leases
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record]"

@@ -3,32 +3,66 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
+from types import ModuleType
 
 import pytest
 
-from tenure_server.db.queries import QUERIES, parse
+from tenure.sql import parse
+from tenure_server.db import fences, health, leases, windows
+from tenure_server.db.connections import Connections
 from tenure_server.db.repository import Repository
 
+# Each aggregate's module: its statements (QUERIES, from its .sql file) and the class running them.
+AGGREGATES: list[tuple[ModuleType, type[Connections]]] = [
+    (leases, leases.Leases),
+    (windows, windows.Windows),
+    (fences, fences.Fences),
+    (health, health.Health),
+]
 
-def test_every_statement_has_a_repository_method_of_its_name_and_back() -> None:
-    """Query names equal the repository's public methods, in both directions."""
-    methods = {
+
+def public_methods(part: type) -> set[str]:
+    return {
         name
-        for name, member in inspect.getmembers(Repository, inspect.iscoroutinefunction)
+        for name, member in inspect.getmembers(part, inspect.iscoroutinefunction)
         if not name.startswith("_")
     }
-    assert methods == set(QUERIES)
 
 
-def test_every_method_runs_the_statement_it_is_named_after() -> None:
+def statements(module: ModuleType) -> Mapping[str, str]:
+    found: Mapping[str, str] = module.QUERIES
+    return found
+
+
+@pytest.mark.parametrize(("module", "part"), AGGREGATES)
+def test_every_statement_has_a_repository_method_of_its_name_and_back(
+    module: ModuleType, part: type[Connections]
+) -> None:
+    """Query names equal the aggregate's public methods, in both directions."""
+    assert public_methods(part) == set(statements(module))
+
+
+def test_the_repository_runs_every_aggregate_s_statements_and_no_other() -> None:
+    """One repository: the methods of every aggregate, no name shared by two."""
+    names = [name for module, _ in AGGREGATES for name in statements(module)]
+    assert len(names) == len(set(names))
+    assert public_methods(Repository) == set(names)
+
+
+@pytest.mark.parametrize(("module", "part"), AGGREGATES)
+def test_every_method_runs_the_statement_it_is_named_after(
+    module: ModuleType, part: type[Connections]
+) -> None:
     """Each repository method's body names its own statement."""
-    for name in QUERIES:
-        assert f'"{name}"' in inspect.getsource(getattr(Repository, name))
+    for name in statements(module):
+        assert f'QUERIES["{name}"]' in inspect.getsource(getattr(part, name))
 
 
-def test_every_statement_says_why_it_is_safe() -> None:
+@pytest.mark.parametrize(("module", "part"), AGGREGATES)
+def test_every_statement_says_why_it_is_safe(module: ModuleType, part: type[Connections]) -> None:
     """Each block starts with a comment (parameters and why it is safe under concurrency)."""
-    for name, statement in QUERIES.items():
+    for name, statement in statements(module).items():
         assert statement.startswith("--"), name
 
 

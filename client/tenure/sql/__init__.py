@@ -1,7 +1,8 @@
 """The SQL files shipped with the client, loaded into read-only mappings of named statements.
 
 `fences.sql` holds the statements `tenure.pg` runs. A file is a series of `-- name: x` blocks;
-each block's comment lists its parameters and says why it is safe under concurrency.
+each block's comment lists its parameters and says why it is safe under concurrency. Another
+package reads its own files with the same loader: `load(filename, package)`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def parse(text: str) -> dict[str, LiteralString]:
     return statements
 
 
-def load(filename: str) -> Mapping[str, LiteralString]:
-    """The named statements of a packaged `.sql` file, read-only."""
-    return MappingProxyType(parse(resources.files(__name__).joinpath(filename).read_text("utf-8")))
+def load(filename: str, package: str = __name__) -> Mapping[str, LiteralString]:
+    """The named statements of the `.sql` file `filename` in `package` (by default this one),
+    read-only."""
+    text = resources.files(package).joinpath(filename).read_text("utf-8")
+    return MappingProxyType(parse(text))

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
 import asyncpg
 
-from tenure_server.db.queries import parse
+from tenure_server.db.sql import load
 
-_SQL = parse(resources.files("tenure_server.db.sql").joinpath("admin.sql").read_text("utf-8"))
+_SQL = load("admin.sql")
 
 # Generations are bigint; a bump must leave room for every later acquire.
 MAX_BUMP = 2**62

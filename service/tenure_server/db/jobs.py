@@ -9,7 +9,8 @@ from typing import cast
 
 from tenure.schedule import KeyFormat
 from tenure_server.db.repository import Record
-from tenure_server.db.statements import Statements, load
+from tenure_server.db.sql import load
+from tenure_server.db.statements import Statements
 from tenure_server.domain.history import JobRecord
 from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.status import JobFacts, WindowFacts

@@ -9,11 +9,11 @@ from importlib import resources
 
 import asyncpg
 
-from tenure_server.db.queries import parse
+from tenure_server.db.sql import load
 
 _log = logging.getLogger("tenure.migrate")
 _FILE = re.compile(r"^(?P<version>\d{4})_(?P<name>[a-z0-9_]+)\.sql$")
-_SQL = parse(resources.files("tenure_server.db.sql").joinpath("migrate.sql").read_text("utf-8"))
+_SQL = load("migrate.sql")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tenure_server.db.statements import Statements, load
+from tenure_server.db.sql import load
+from tenure_server.db.statements import Statements
 from tenure_server.domain.alerts import Alert, Delivery, OpenAlert
 from tenure_server.domain.history import LeaseRecord, NotableEvent
 from tenure_server.domain.status import LeaseView

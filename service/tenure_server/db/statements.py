@@ -4,18 +4,10 @@ driver errors are translated in one place, `Repository.connection`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
 from types import MappingProxyType
 from typing import Any, LiteralString
 
-from tenure_server.db.queries import parse
 from tenure_server.db.repository import Record, Repository
-
-
-def load(filename: str) -> Mapping[str, LiteralString]:
-    """The `-- name:` blocks of a packaged file in `tenure_server/db/sql/`."""
-    text = resources.files("tenure_server.db.sql").joinpath(filename).read_text("utf-8")
-    return MappingProxyType(parse(text))
 
 
 class Statements:

@@ -1,0 +1,78 @@
+"""Runs the statements of `sql/fences.sql`: one method per statement, named after it. Whether a
+verify passes, single or batched, is decided by the functions of migration 0008 they call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tenure_server.db.connections import Connections, Record, columns
+from tenure_server.db.sql import load
+from tenure_server.domain.events import FenceEvent
+from tenure_server.domain.fences import Fence, LeaseGeneration
+
+QUERIES = load("fences.sql")
+
+
+@dataclass(frozen=True, slots=True)
+class Verify:
+    """One verify of a fence, as verify_fence takes it: fields in its $n order, as
+    verify_fences takes their arrays."""
+
+    resource: str
+    lease: str
+    generation: int
+
+    @property
+    def name(self) -> str:
+        """What two verifies in one statement must not share: the fence."""
+        return self.resource
+
+
+class Fences(Connections):
+    async def verify_fence(self, resource: str, lease: str, generation: int) -> Fence | None:
+        return _fence(await self._fetchrow(QUERIES["verify_fence"], resource, lease, generation))
+
+    async def verify_fences(self, verifies: list[Verify]) -> dict[str, Fence]:
+        """The fences that accepted their verify, by resource; refused verifies have none."""
+        rows = await self._fetch(QUERIES["verify_fences"], *columns(verifies))
+        return {row["resource"]: _fence_of(row) for row in rows}
+
+    async def explain_fences(
+        self, verifies: list[Verify]
+    ) -> list[tuple[Fence | None, LeaseGeneration | None]]:
+        """For each verify, in order: its fence as it is (None: none yet), and its lease's
+        current generation (None: no such lease). A read taken after refusals, to say why."""
+        resources, leases, _ = columns(verifies)
+        rows = await self._fetch(QUERIES["explain_fences"], resources, leases)
+        found = {row["wanted"]: row for row in rows}
+        return [
+            (
+                _fence(found[r]) if found[r]["resource"] is not None else None,
+                _lease_generation(found[r]),
+            )
+            for r in resources
+        ]
+
+    async def record_fence_rejections(self, rejections: Sequence[FenceEvent]) -> None:
+        """History only: the refused verifies (each event's `rejection` is set)."""
+        await self._fetch(QUERIES["record_fence_rejections"], *columns(rejections))
+
+
+def _fence_of(row: Record) -> Fence:
+    return Fence(
+        resource=row["resource"],
+        lease=row["lease"],
+        highest=row["highest_generation"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _fence(row: Record | None) -> Fence | None:
+    return None if row is None else _fence_of(row)
+
+
+def _lease_generation(row: Record) -> LeaseGeneration | None:
+    if row["lease_generation"] is None:
+        return None
+    return LeaseGeneration(row["lease_generation"], row["lease_forced"])

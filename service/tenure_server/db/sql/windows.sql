@@ -1,0 +1,91 @@
+-- The statements of job windows (tenure_server/db/windows.py). Each runs alone, as an autocommit
+-- transaction at READ COMMITTED (the pool pins that level).
+
+-- name: claim_window
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
+-- The lease check and the window write are one statement and one transaction: FOR SHARE holds
+-- the lease row until commit, and every acquire, renew or release of it needs a conflicting lock,
+-- so the holding cannot change between check and write. clock_timestamp(), not now(): the lock
+-- may have been waited for. A completed window, one bound to another lease, or one claimed by a
+-- higher generation is left alone (ON CONFLICT re-checks the latest row).
+-- The job event is written by the same statement, only when the claim went through.
+WITH holding AS (
+    SELECT 1
+      FROM leases
+     WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
+       AND principal IS NOT DISTINCT FROM $6
+       FOR SHARE
+), claimed AS (
+INSERT INTO job_windows AS w (job, window_key, lease, holder, generation, attempts, started_at)
+SELECT $1, $2, $3, $4, $5, 1, now() FROM holding
+ON CONFLICT (job, window_key) DO UPDATE SET
+    holder     = EXCLUDED.holder,
+    generation = EXCLUDED.generation,
+    attempts   = w.attempts + 1,
+    started_at = now()
+ WHERE w.completed_at IS NULL AND w.lease = EXCLUDED.lease
+   AND w.generation <= EXCLUDED.generation
+RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at
+), event AS (
+    INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt)
+    SELECT job, 'claimed', window_key, lease, holder, generation, attempts FROM claimed
+)
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+  FROM claimed;
+
+-- name: complete_window
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
+-- Same fence as claim_window: the lease row is share-locked for the statement, so only the
+-- current holding can complete the window it claimed, and only once (completed_at IS NULL).
+-- Only that first completion writes the job event.
+WITH holding AS (
+    SELECT 1
+      FROM leases
+     WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
+       AND principal IS NOT DISTINCT FROM $6
+       FOR SHARE
+), completed AS (
+UPDATE job_windows
+   SET completed_at = now()
+ WHERE job = $1 AND window_key = $2 AND lease = $3 AND holder = $4 AND generation = $5
+   AND completed_at IS NULL AND EXISTS (SELECT 1 FROM holding)
+RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at
+), event AS (
+    INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt, detail)
+    SELECT job, 'completed', window_key, lease, holder, generation, attempts,
+           round(extract(epoch FROM completed_at - started_at)::numeric, 3) || ' s'
+      FROM completed
+)
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+  FROM completed;
+
+-- name: explain_window
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
+-- A read taken after a claim or completion wrote nothing, to say why. It decides nothing.
+-- lease_principal is the principal bound to the holding named, if that holding exists.
+SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
+       w.completed_at,
+       EXISTS (SELECT 1 FROM leases
+                WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > now()
+                  AND principal IS NOT DISTINCT FROM $6)
+           AS lease_held,
+       EXISTS (SELECT 1 FROM leases
+                WHERE name = $3 AND holder = $4 AND generation = $5
+                  AND principal IS DISTINCT FROM $6)
+           AS lease_foreign
+  FROM (SELECT 1) AS one
+  LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2;
+
+-- name: get_window
+-- $1 job, $2 window. A plain read.
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+  FROM job_windows
+ WHERE job = $1 AND window_key = $2;
+
+-- name: list_windows
+-- $1 job, $2 before (cursor) or NULL, $3 limit. Newest window key first; keyset pagination.
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+  FROM job_windows
+ WHERE job = $1 AND ($2::text IS NULL OR window_key < $2)
+ ORDER BY window_key DESC
+ LIMIT $3;

@@ -1,0 +1,56 @@
+"""Runs the statements of `sql/windows.sql`: one method per statement, named after it."""
+
+from __future__ import annotations
+
+from tenure_server.db.connections import Connections, Record
+from tenure_server.db.sql import load
+from tenure_server.domain.windows import Holding, LeaseState, Window
+
+QUERIES = load("windows.sql")
+
+
+class Windows(Connections):
+    async def claim_window(self, job: str, window: str, holding: Holding) -> Window | None:
+        row = await self._fetchrow(QUERIES["claim_window"], job, window, *_holding(holding))
+        return _window(row)
+
+    async def complete_window(self, job: str, window: str, holding: Holding) -> Window | None:
+        row = await self._fetchrow(QUERIES["complete_window"], job, window, *_holding(holding))
+        return _window(row)
+
+    async def explain_window(
+        self, job: str, window: str, holding: Holding
+    ) -> tuple[Window | None, LeaseState]:
+        """The window as it is, and what became of the holding named."""
+        row = await self._fetchrow(QUERIES["explain_window"], job, window, *_holding(holding))
+        assert row is not None  # the query always yields one row (LEFT JOIN on a constant)
+        state = LeaseState(held=bool(row["lease_held"]), foreign=bool(row["lease_foreign"]))
+        return (_window(row) if row["job"] is not None else None), state
+
+    async def get_window(self, job: str, window: str) -> Window | None:
+        return _window(await self._fetchrow(QUERIES["get_window"], job, window))
+
+    async def list_windows(self, job: str, before: str | None, limit: int) -> list[Window]:
+        rows = await self._fetch(QUERIES["list_windows"], job, before, limit)
+        return [_window_of(row) for row in rows]
+
+
+def _holding(holding: Holding) -> tuple[str, str, int, str | None]:
+    return holding.lease, holding.holder, holding.generation, holding.principal
+
+
+def _window_of(row: Record) -> Window:
+    return Window(
+        job=row["job"],
+        window=row["window_key"],
+        lease=row["lease"],
+        holder=row["holder"],
+        generation=row["generation"],
+        attempt=row["attempts"],
+        started_at=row["started_at"],
+        completed_at=row["completed_at"],
+    )
+
+
+def _window(row: Record | None) -> Window | None:
+    return None if row is None else _window_of(row)
