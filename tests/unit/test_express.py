@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
@@ -145,3 +147,10 @@ async def test_a_client_gone_before_its_body_arrived_is_left_to_fastapi() -> Non
     ]
     downstream = await hand_over(post("/v1/leases/a/release"), messages)
     assert downstream.received == messages
+
+
+def test_a_route_the_lane_cannot_index_is_refused_at_start() -> None:
+    """The lane finds a templated route by its fixed last segment; one without is refused."""
+    route = replace(HOT_ROUTES[0], path="/v1/leases/{name}")
+    with pytest.raises(ValueError, match="fixed last segment"):
+        Express(Downstream(), [route])

@@ -82,6 +82,7 @@ def tree(dependant: Dependant) -> list[Dependant]:
 
 
 def test_each_hot_route_is_one_fastapi_route_of_the_same_method_and_path(app: FastAPI) -> None:
+    """The table's routes are FastAPI's, in the table's order."""
     routes = [(hot, route.methods) for hot, route in hot_api_routes(app)]
     assert routes == [(hot, {hot.method}) for hot in HOT_ROUTES]
 
@@ -145,6 +146,8 @@ def lane_choice(app: FastAPI, path: str) -> tuple[HotRoute[Any, Any], Any] | Non
 def test_the_lane_takes_exactly_the_paths_fastapi_serves_with_a_hot_route(
     app: FastAPI, template: str, segment: str
 ) -> None:
+    """Names and window keys at the edges of their types: the lane answers a path exactly when
+    FastAPI would serve it with a hot route and accept its parameters."""
     path = template.format(segment, segment)
     assert lane_choice(app, path) == fastapi_choice(app, path)
 
@@ -152,6 +155,7 @@ def test_the_lane_takes_exactly_the_paths_fastapi_serves_with_a_hot_route(
 @settings(max_examples=300, deadline=None)
 @given(segment=st.text(alphabet="aZ09._:+-/ é%\n", max_size=210))
 def test_the_lane_and_fastapi_agree_on_any_path_segment(app: FastAPI, segment: str) -> None:
+    """The same for any segment made of the characters that matter to the two types."""
     for template in ("/v1/leases/{}/acquire", "/v1/jobs/job/windows/{}/claim"):
         path = template.format(segment)
         assert lane_choice(app, path) == fastapi_choice(app, path)

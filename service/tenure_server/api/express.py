@@ -51,6 +51,10 @@ def _headers(scope: Scope) -> tuple[str | None, bytes | None]:
     return authorization, content_type
 
 
+# A hot route's template, compiled as Starlette compiles it, and the route.
+_Template = tuple[re.Pattern[str], HotRoute[Any, Any]]
+
+
 class Express:
     """Answers requests to the hot routes whose path parameters and JSON body the route would
     accept; hands everything else to `app` (FastAPI) unchanged. Sits inside `RequestEdge`, so body
@@ -59,17 +63,21 @@ class Express:
     def __init__(self, app: ASGIApp, routes: Iterable[HotRoute[Any, Any]]) -> None:
         self.app = app
         # A template without parameters is its one path: found by lookup, its (no) parameters
-        # validated once (the path with a newline after it, which Starlette's `$` also takes,
-        # goes to FastAPI). The others by method, in the table's order, the order FastAPI tries
-        # the same routes in.
+        # validated once. The others are kept by method and last segment, which must be fixed,
+        # in the table's order (the order FastAPI tries them in), so that a request tries only
+        # the templates that could match it. (A path with a newline after it, which Starlette's
+        # `$` also takes, goes to FastAPI.)
         self._fixed: dict[tuple[str, str], tuple[HotRoute[Any, Any], Any]] = {}
-        self._templates: dict[str, list[tuple[re.Pattern[str], HotRoute[Any, Any]]]] = {}
+        self._templates: dict[tuple[str, str], list[_Template]] = {}
         for route in routes:
             pattern, _, parameters = compile_path(route.path)
-            if parameters:
-                self._templates.setdefault(route.method, []).append((pattern, route))
-            else:
+            last = route.path.rpartition("/")[2]
+            if not parameters:
                 self._fixed[route.method, route.path] = (route, route.path_of(()))
+            elif "{" in last:
+                raise ValueError(f"{route.path}: the lane needs a fixed last segment")
+            else:
+                self._templates.setdefault((route.method, last), []).append((pattern, route))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = None
@@ -102,7 +110,7 @@ class Express:
         fixed = self._fixed.get((method, path))
         if fixed is not None:
             return fixed
-        for pattern, route in self._templates.get(method, ()):
+        for pattern, route in self._templates.get((method, path.rpartition("/")[2]), ()):
             match = pattern.match(path)
             if match is not None:
                 try:

@@ -113,7 +113,10 @@ class _Endpoint(Generic[PathT, BodyT]):
     async def __call__(
         self, *, body: BodyT, request: Request, context: Context, **path: str
     ) -> Response:
-        values = self.route.path_of([path[name] for name in self.route.path_types])
+        # FastAPI has validated each path parameter with its type: only their order is wanted.
+        values = tuple.__new__(
+            self.route.parameters, [path[name] for name in self.route.path_types]
+        )
         return await self.route.action(context, values, body, request.receive)
 
 
