@@ -4,6 +4,7 @@ migration 0008 that its statements call."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tenure_server.db.connections import Connections, Record, columns
@@ -76,8 +77,7 @@ class Leases(Connections):
     async def renew_coalesced(self, renews: list[Renew]) -> dict[str, Lease]:
         """Renews of distinct names that arrived together, in one statement: the leases it
         renewed, by name. A name it left out was refused or its row was locked."""
-        rows = await self._fetch(QUERIES["renew_coalesced"], *columns(renews))
-        return {lease.name: lease for lease in _leases(rows)}
+        return await self._by_name(QUERIES["renew_coalesced"], renews)
 
     async def renew_leases(
         self,
@@ -110,8 +110,7 @@ class Leases(Connections):
     async def release_coalesced(self, releases: list[Release]) -> dict[str, Lease]:
         """Releases of distinct names that arrived together, in one statement: the leases it
         released, by name. A name it left out was refused or its row was locked."""
-        rows = await self._fetch(QUERIES["release_coalesced"], *columns(releases))
-        return {lease.name: lease for lease in _leases(rows)}
+        return await self._by_name(QUERIES["release_coalesced"], releases)
 
     async def await_lease(self, name: str, seconds: float) -> None:
         async with self._connection() as connection:
@@ -128,6 +127,13 @@ class Leases(Connections):
     ) -> list[Lease]:
         arguments = (after, prefix, prefix_end, limit)
         return _leases(await self._fetch(QUERIES["list_leases"], *arguments))
+
+    async def _by_name(
+        self, statement: str, requests: Sequence[Renew | Release]
+    ) -> dict[str, Lease]:
+        """The leases a batch statement changed, by name."""
+        rows = await self._fetch(statement, *columns(requests))
+        return {lease.name: lease for lease in _leases(rows)}
 
 
 def _acquired(row: Record) -> Acquired:

@@ -50,10 +50,8 @@ WITH acquired AS (
       FROM acquired
      WHERE new_holding
 )
-SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, answered.remaining > interval '0' AS held,
-       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds,
-       new_holding, took_over, previous_holder
+SELECT acquired.*, answered.remaining > interval '0' AS held,
+       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
   FROM acquired
  CROSS JOIN LATERAL (SELECT acquired.expires_at - clock_timestamp() AS remaining) AS answered;
 
@@ -114,10 +112,8 @@ WITH wanted AS (
       FROM acquired
      WHERE new_holding
 )
-SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, answered.remaining > interval '0' AS held,
-       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds,
-       new_holding, took_over, previous_holder
+SELECT acquired.*, answered.remaining > interval '0' AS held,
+       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
   FROM acquired
  CROSS JOIN LATERAL (SELECT acquired.expires_at - clock_timestamp() AS remaining) AS answered;
 
@@ -148,8 +144,7 @@ WITH locked AS MATERIALIZED (
       FROM leases
      WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM renewed)
 )
-SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, answered.remaining > interval '0' AS held,
+SELECT renewed.*, answered.remaining > interval '0' AS held,
        greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
   FROM renewed
  CROSS JOIN LATERAL (SELECT renewed.expires_at - clock_timestamp() AS remaining) AS answered;
@@ -184,8 +179,7 @@ WITH wanted AS (
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id
 )
-SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, answered.remaining > interval '0' AS held,
+SELECT renewed.*, answered.remaining > interval '0' AS held,
        greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
   FROM renewed
  CROSS JOIN LATERAL (SELECT renewed.expires_at - clock_timestamp() AS remaining) AS answered;
@@ -227,16 +221,13 @@ WITH wanted AS (
     INSERT INTO lease_events (lease, kind, holder, generation)
     SELECT name, 'renew_refused', $3, wanted_generation FROM refused
 ), answer AS (
-    SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-           released_at, principal, grant_id
-      FROM renewed
+    SELECT * FROM renewed
      UNION ALL
     SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
            released_at, principal, grant_id
       FROM refused
 )
-SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, answered.remaining > interval '0' AS held,
+SELECT answer.*, answered.remaining > interval '0' AS held,
        greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
   FROM answer
  CROSS JOIN LATERAL (SELECT answer.expires_at - clock_timestamp() AS remaining) AS answered;
