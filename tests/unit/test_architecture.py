@@ -47,3 +47,25 @@ def test_the_service_is_forbidden_every_private_client_module() -> None:
         if any(part.startswith("_") for part in module.split(".")[1:])
     ]
     assert sorted(private) == sorted(forbidden)
+
+
+MAX_MODULE_LINES = 400
+SOURCE_FOLDERS = ("client", "service", "tests", "chaos", "bench", "scripts", "examples")
+
+
+def test_no_module_is_over_400_lines() -> None:
+    """A module that size holds more than its name says: split it by what it holds."""
+    sources = [
+        path
+        for folder in SOURCE_FOLDERS
+        for pattern in ("*.py", "*.sql")
+        for path in (ROOT / folder).rglob(pattern)
+        if ".venv" not in path.parts
+    ]
+    assert sources
+    too_long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sources
+        if (lines := len(path.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert too_long == {}
