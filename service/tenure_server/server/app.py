@@ -32,8 +32,9 @@ from tenure_server.api.edge import RequestEdge
 from tenure_server.api.express import Express
 from tenure_server.api.hot_routes import HOT_ROUTES
 from tenure_server.app.auth import Authenticator
+from tenure_server.app.coalescing import Coalescing
 from tenure_server.app.monitor import Monitor, MonitorConfig
-from tenure_server.app.operations import Coalescing, Operations
+from tenure_server.app.operations import Operations
 from tenure_server.app.status import StatusReader
 from tenure_server.app.telemetry import Telemetry
 from tenure_server.app.webhooks import RetryPolicy, WebhookTarget
@@ -107,9 +108,10 @@ def _drain_on_signals(operations: Operations) -> Iterator[None]:
 
 @contextmanager
 def _startup_heap_frozen() -> Iterator[None]:
-    """Keep what start-up made (modules, routes, models, the pool: some 85,000 objects) out of
-    the garbage collector's full collections while serving. A full collection, which runs once
-    enough objects have survived, walked them all: about 30 ms in which no request moved. They
+    """Keep what start-up made (modules, routes, models, the pool) out of the garbage
+    collector's full collections while serving. A full collection, which runs once enough
+    objects have survived, walked them all, a pause in which no request moved (bench/README.md,
+    step 12). They
     stay freed by reference counting, and are handed back to the collector at shutdown. (No
     collection first: it would cost every start-up, tests included, the pause this avoids.)"""
     gc.freeze()
