@@ -7,13 +7,13 @@
 -- They are SQL functions of one expression, STABLE, without SET or SECURITY DEFINER, so that
 -- PostgreSQL inlines them when it plans a statement: a cached plan holds the expressions
 -- themselves and runs no function call (tests/integration/test_decisions.py checks the plans).
--- A PL/pgSQL function per rule, deciding a single request as a batch of one, made each single
--- statement slower by a third and more (bench/README.md, step 19).
+-- Not PL/pgSQL functions deciding a single request as a batch of one: measured against these
+-- statements, every single request then paid for a batch's arrays and for a function call.
 -- They run with the caller's rights and EXECUTE stays granted to PUBLIC, so the runtime role needs
 -- nothing more. A later change of a rule creates a _v2 beside the _v1, so that replicas still
 -- running the older statements during a rolling deploy keep the functions they call.
 
--- What an acquire, renew or release writes: the columns of a lease that a holding sets.
+-- What an acquire writes: the columns of a lease that a holding sets.
 CREATE TYPE tenure_holding_v1 AS (
     holder          text,
     generation      bigint,
@@ -91,15 +91,21 @@ RETURN l.holder = tenure_may_renew_v1.holder AND l.generation = tenure_may_renew
    AND (l.principal = tenure_may_renew_v1.principal
         OR l.principal IS NULL AND tenure_may_renew_v1.principal IS NULL);
 
+-- What a renewal writes.
+CREATE TYPE tenure_renewal_v1 AS (
+    ttl_seconds  double precision,
+    renewed_at   timestamptz,
+    expires_at   timestamptz,
+    granted_xact xid8
+);
+
 -- Lease `l` renewed at `at` for `ttl_seconds`: a renewal never moves an expiry earlier
 -- (greatest()), since one answered first may have granted more; granted_xact names this grant.
 CREATE FUNCTION tenure_renewed_v1(l leases, ttl_seconds double precision, at timestamptz)
-RETURNS tenure_holding_v1
+RETURNS tenure_renewal_v1
 LANGUAGE sql STABLE
-RETURN ROW(l.holder, l.generation, ttl_seconds, l.acquired_at, at,
-           greatest(l.expires_at, at + make_interval(secs => ttl_seconds)), l.released_at,
-           l.previous_holder, l.took_over, l.acquired_xact, pg_current_xact_id(), l.principal,
-           l.forced)::tenure_holding_v1;
+RETURN ROW(ttl_seconds, at, greatest(l.expires_at, at + make_interval(secs => ttl_seconds)),
+           pg_current_xact_id())::tenure_renewal_v1;
 
 -- Whether the holding named may release lease `l`: only its first release (released_at IS
 -- NULL), so that alone records the event and wakes waiters, and only while `grant_id` (that of
@@ -116,14 +122,15 @@ RETURN l.holder = tenure_may_release_v1.holder
    AND l.principal IS NOT DISTINCT FROM tenure_may_release_v1.principal
    AND l.granted_xact = grant_id::xid8;
 
+-- What a release writes.
+CREATE TYPE tenure_release_v1 AS (expires_at timestamptz, released_at timestamptz);
+
 -- Lease `l` released at `at`: it expires at once and keeps its row, so the generation never
 -- restarts at 1; least() keeps an already-expired lease's expiry where it was.
 CREATE FUNCTION tenure_released_v1(l leases, at timestamptz)
-RETURNS tenure_holding_v1
+RETURNS tenure_release_v1
 LANGUAGE sql STABLE
-RETURN ROW(l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
-           least(l.expires_at, at), at, l.previous_holder, l.took_over, l.acquired_xact,
-           l.granted_xact, l.principal, l.forced)::tenure_holding_v1;
+RETURN ROW(least(l.expires_at, at), at)::tenure_release_v1;
 
 -- Whether lease `l` vouches for `generation` on a fence: only its current generation, on every
 -- resource, known or fresh. A lower one was superseded by a later holding (or by force-release
@@ -145,3 +152,13 @@ RETURNS boolean
 LANGUAGE sql STABLE
 RETURN f.lease = tenure_fence_accepts_v1.lease
    AND f.highest_generation <= tenure_fence_accepts_v1.generation;
+
+-- How a lease is answered, `remaining` before its expiry by the clock the statement answers by:
+-- held while time remains, and the seconds left, never negative.
+CREATE TYPE tenure_lease_answer_v1 AS (held boolean, expires_in_seconds double precision);
+
+CREATE FUNCTION tenure_answer_v1(remaining interval)
+RETURNS tenure_lease_answer_v1
+LANGUAGE sql IMMUTABLE
+RETURN ROW(remaining > interval '0',
+           greatest(0, extract(epoch FROM remaining))::double precision)::tenure_lease_answer_v1;

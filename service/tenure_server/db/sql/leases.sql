@@ -50,8 +50,7 @@ WITH acquired AS (
       FROM acquired
      WHERE new_holding
 )
-SELECT acquired.*, answered.remaining > interval '0' AS held,
-       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
+SELECT acquired.*, (tenure_answer_v1(answered.remaining)).*
   FROM acquired
  CROSS JOIN LATERAL (SELECT acquired.expires_at - clock_timestamp() AS remaining) AS answered;
 
@@ -112,8 +111,7 @@ WITH wanted AS (
       FROM acquired
      WHERE new_holding
 )
-SELECT acquired.*, answered.remaining > interval '0' AS held,
-       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
+SELECT acquired.*, (tenure_answer_v1(answered.remaining)).*
   FROM acquired
  CROSS JOIN LATERAL (SELECT acquired.expires_at - clock_timestamp() AS remaining) AS answered;
 
@@ -131,9 +129,8 @@ WITH locked AS MATERIALIZED (
     SELECT clock_timestamp() AS at FROM locked
 ), renewed AS (
     UPDATE leases AS l
-       SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-            previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-            ROW((tenure_renewed_v1(l, $4, d.at)).*)
+       SET (ttl_seconds, renewed_at, expires_at, granted_xact) =
+           ROW((tenure_renewed_v1(l, $4, d.at)).*)
       FROM decided AS d
      WHERE l.name = $1 AND tenure_may_renew_v1(l, $2, $3, $5, d.at)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
@@ -144,8 +141,7 @@ WITH locked AS MATERIALIZED (
       FROM leases
      WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM renewed)
 )
-SELECT renewed.*, answered.remaining > interval '0' AS held,
-       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
+SELECT renewed.*, (tenure_answer_v1(answered.remaining)).*
   FROM renewed
  CROSS JOIN LATERAL (SELECT renewed.expires_at - clock_timestamp() AS remaining) AS answered;
 
@@ -171,16 +167,14 @@ WITH wanted AS (
        FOR NO KEY UPDATE OF l SKIP LOCKED
 ), renewed AS (
     UPDATE leases AS l
-       SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-            previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-            ROW((tenure_renewed_v1(l, w.ttl_seconds, now())).*)
+       SET (ttl_seconds, renewed_at, expires_at, granted_xact) =
+           ROW((tenure_renewed_v1(l, w.ttl_seconds, now())).*)
       FROM wanted AS w
      WHERE l.name = w.name AND l.name IN (SELECT name FROM locked)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id
 )
-SELECT renewed.*, answered.remaining > interval '0' AS held,
-       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
+SELECT renewed.*, (tenure_answer_v1(answered.remaining)).*
   FROM renewed
  CROSS JOIN LATERAL (SELECT renewed.expires_at - clock_timestamp() AS remaining) AS answered;
 
@@ -204,9 +198,8 @@ WITH wanted AS (
        FOR NO KEY UPDATE OF l SKIP LOCKED
 ), renewed AS (
     UPDATE leases AS l
-       SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-            previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-            ROW((tenure_renewed_v1(l, $4, now())).*)
+       SET (ttl_seconds, renewed_at, expires_at, granted_xact) =
+           ROW((tenure_renewed_v1(l, $4, now())).*)
      WHERE l.name IN (SELECT name FROM locked)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id
@@ -227,8 +220,7 @@ WITH wanted AS (
            released_at, principal, grant_id
       FROM refused
 )
-SELECT answer.*, answered.remaining > interval '0' AS held,
-       greatest(0, extract(epoch FROM answered.remaining))::float8 AS expires_in_seconds
+SELECT answer.*, (tenure_answer_v1(answered.remaining)).*
   FROM answer
  CROSS JOIN LATERAL (SELECT answer.expires_at - clock_timestamp() AS remaining) AS answered;
 
@@ -243,9 +235,7 @@ SELECT answer.*, answered.remaining > interval '0' AS held,
 -- before it left the lease free for the acquire the waiter retries after marking.
 WITH released AS (
     UPDATE leases AS l
-       SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-            previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-            ROW((tenure_released_v1(l, now())).*)
+       SET (expires_at, released_at) = ROW((tenure_released_v1(l, now())).*)
      WHERE l.name = $1 AND tenure_may_release_v1(l, $2, $3, $4, $5)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id,
@@ -255,8 +245,7 @@ WITH released AS (
     SELECT name, 'released', holder, generation FROM released
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, expires_at > now() AS held,
-       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+       principal, grant_id, (tenure_answer_v1(expires_at - now())).*
   FROM released
   LEFT JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)
                       WHERE released.awaited_until > now()) AS wake ON true;
@@ -282,9 +271,7 @@ WITH wanted AS (
        FOR NO KEY UPDATE OF l SKIP LOCKED
 ), released AS (
     UPDATE leases AS l
-       SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-            previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-            ROW((tenure_released_v1(l, now())).*)
+       SET (expires_at, released_at) = ROW((tenure_released_v1(l, now())).*)
      WHERE l.name IN (SELECT name FROM locked)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id,
@@ -294,8 +281,7 @@ WITH wanted AS (
     SELECT name, 'released', holder, generation FROM released
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, expires_at > now() AS held,
-       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+       principal, grant_id, (tenure_answer_v1(expires_at - now())).*
   FROM released
   LEFT JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)
                       WHERE released.awaited_until > now()) AS wake ON true;
@@ -344,16 +330,14 @@ WITH forced AS (
       FROM forced
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, expires_at > now() AS held,
-       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+       principal, grant_id, (tenure_answer_v1(expires_at - now())).*
   FROM forced
  CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', forced.name)) AS wake;
 
 -- name: get_lease
 -- $1 name. A plain read; it decides nothing, it only reports or explains a refusal.
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, granted_xact::text AS grant_id, expires_at > now() AS held,
-       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+       principal, granted_xact::text AS grant_id, (tenure_answer_v1(expires_at - now())).*
   FROM leases
  WHERE name = $1;
 
@@ -361,8 +345,7 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
 -- $4 limit. Keyset pagination on the "C"-collated primary key: stable under concurrent writes.
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, granted_xact::text AS grant_id, expires_at > now() AS held,
-       greatest(0, extract(epoch FROM expires_at - now()))::float8 AS expires_in_seconds
+       principal, granted_xact::text AS grant_id, (tenure_answer_v1(expires_at - now())).*
   FROM leases
  WHERE name > $1 AND name >= $2 AND ($3::text IS NULL OR name < $3)
  ORDER BY name
