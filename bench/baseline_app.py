@@ -1,5 +1,5 @@
 """Baseline 1: the naive FastAPI endpoint. The same acquire, renew and release statements as the
-service (read from its queries.sql at start-up, so they cannot drift), run through an asyncpg
+service (read from its SQL files at start-up, so they cannot drift), run through an asyncpg
 pool sized like the service's; a pydantic body and nothing else: no limits, no auth, no logging,
 no metrics, no response model. Also a constant endpoint that answers the same body without
 touching the database, for the framework's own cost. Served by run.py as
