@@ -11,6 +11,7 @@ from tenure.schedule import KeyFormat
 from tenure_server.db.repository import Record
 from tenure_server.db.sql import load
 from tenure_server.db.statements import Statements
+from tenure_server.db.windows import window_of
 from tenure_server.domain.history import JobRecord
 from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.status import JobFacts, WindowFacts
@@ -60,7 +61,7 @@ class JobsRepository(Statements):
         completed: dict[str, Window] = {}
         started: dict[str, WindowFacts] = {}
         for row in rows:
-            facts = WindowFacts(_window(row), bool(row["lease_held"]))
+            facts = WindowFacts(window_of(row), bool(row["lease_held"]))
             job = row["job"]
             if row["role"] == "completed":
                 completed[job] = facts.window
@@ -108,17 +109,4 @@ def _job(row: Record) -> Job:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         active_since=row["active_since"],
-    )
-
-
-def _window(row: Record) -> Window:
-    return Window(
-        job=row["job"],
-        window=row["window_key"],
-        lease=row["lease"],
-        holder=row["holder"],
-        generation=row["generation"],
-        attempt=row["attempts"],
-        started_at=row["started_at"],
-        completed_at=row["completed_at"],
     )

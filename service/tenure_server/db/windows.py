@@ -32,14 +32,15 @@ class Windows(Connections):
 
     async def list_windows(self, job: str, before: str | None, limit: int) -> list[Window]:
         rows = await self._fetch(QUERIES["list_windows"], job, before, limit)
-        return [_window_of(row) for row in rows]
+        return [window_of(row) for row in rows]
 
 
 def _holding(holding: Holding) -> tuple[str, str, int, str | None]:
     return holding.lease, holding.holder, holding.generation, holding.principal
 
 
-def _window_of(row: Record) -> Window:
+def window_of(row: Record) -> Window:
+    """A window from a row of job_windows' columns (the jobs repository reads them too)."""
     return Window(
         job=row["job"],
         window=row["window_key"],
@@ -53,4 +54,4 @@ def _window_of(row: Record) -> Window:
 
 
 def _window(row: Record | None) -> Window | None:
-    return None if row is None else _window_of(row)
+    return None if row is None else window_of(row)
