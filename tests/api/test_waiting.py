@@ -13,8 +13,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tenure_server.server.app import create_app
 from tenure_server.db.notifications import CHANNEL
+from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import held, problem, release
 

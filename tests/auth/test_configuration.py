@@ -9,11 +9,11 @@ import pytest
 from pydantic import SecretStr
 
 from tenure.auth import hash_token
-from tenure_server.server.app import create_app
 from tenure_server.app.auth import Authenticator, TokensFileError
-from tenure_server.server.cli import ConfigurationError, load_settings
 from tenure_server.domain.errors import RateLimited
 from tenure_server.domain.ratelimit import RateLimiter
+from tenure_server.server.app import create_app
+from tenure_server.server.cli import ConfigurationError, load_settings
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import problem
 from tests.auth.conftest import TOKENS, bearer, tokens_toml

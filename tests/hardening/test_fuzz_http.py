@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from tenure_server.server.app import create_app
 from tenure_server.domain.names import NAME_PATTERN, WINDOW_PATTERN
+from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import PROBLEM
 from tests.auth.conftest import bearer, tokens_toml

@@ -14,8 +14,8 @@ import asyncpg
 import httpx
 import pytest
 
-from tenure_server.server.app import create_app
 from tenure_server.db.admin import bump_generations
+from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_batch_verify import verify_many
 from tests.api.test_fences import verify

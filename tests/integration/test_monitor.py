@@ -13,8 +13,8 @@ import asyncpg
 import httpx
 from fastapi import FastAPI
 
-from tenure_server.server.app import create_app
 from tenure_server.app.monitor import MONITOR_LEASE, Monitor
+from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import release
 from tests.integration.webhook_receiver import Receiver, webhook_receiver

@@ -10,8 +10,8 @@ import logging
 import asyncpg
 import pytest
 
-from tenure_server.server.app import UnsafeDatabase, create_app
 from tenure_server.db.migrate import available, migrate
+from tenure_server.server.app import UnsafeDatabase, create_app
 from tenure_server.server.settings import Settings
 from tests import postgres
 

@@ -23,8 +23,8 @@ def _contract(name_start: str) -> dict[str, Any]:
 
 def _modules(package: Any) -> list[str]:
     return [
-        module.name
-        for module in pkgutil.walk_packages(package.__path__, package.__name__ + ".")    ]
+        module.name for module in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+    ]
 
 
 def test_every_service_module_lies_in_a_layer() -> None:

@@ -14,12 +14,12 @@ from tenure._models import Overview
 from tenure._status import render_overview
 from tenure_server.api import dashboard
 from tenure_server.app import status as db_status
+from tenure_server.app.telemetry import OTHER, BoundedNames
 from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.statements import Statements
 from tenure_server.domain.status import LeaseAge, LeaseView
 from tenure_server.server.logs import JsonFormatter
-from tenure_server.app.telemetry import OTHER, BoundedNames
 
 NOW = datetime(2026, 9, 25, 3, 0, tzinfo=UTC)
 
