@@ -7,8 +7,8 @@ import asyncpg
 import httpx
 import pytest
 
-from tenure_server.server.app import create_app
 from tenure_server.app.monitor import Monitor
+from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.deploy.test_operations_guide import guide_database, server
 
