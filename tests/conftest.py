@@ -1,9 +1,10 @@
-"""Fixtures shared by every test folder: the database server, a fresh database per test, and
-the service app on that database."""
+"""Fixtures shared by every test folder: the database server, a fresh database per test, the
+service app on that database, and the processes a test starts."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator, Iterator
 
 import asyncpg
@@ -15,6 +16,7 @@ from tenure_server.db.migrate import migrate
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests import postgres
+from tests.client.conftest import Processes
 
 
 @pytest.fixture(scope="session")
@@ -70,3 +72,19 @@ async def api(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as client:
         yield client
+
+
+@pytest.fixture
+def dead_url() -> str:
+    """A loopback URL where nothing listens: connections are refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def processes() -> Iterator[Processes]:
+    started = Processes()
+    yield started
+    started.close()

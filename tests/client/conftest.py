@@ -209,15 +209,6 @@ def client(service_url: str) -> Iterator[Tenure]:
         yield tenure
 
 
-@pytest.fixture
-def dead_url() -> str:
-    """A loopback URL where nothing listens: connections are refused at once."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
-
-
 class Processes:
     """Processes a test starts; any still running at the end are killed (by their own pid)."""
 
@@ -250,10 +241,3 @@ class Processes:
                     os.kill(process.pid, signal.SIGCONT)
                     process.kill()
             process.communicate(timeout=10)
-
-
-@pytest.fixture
-def processes() -> Iterator[Processes]:
-    started = Processes()
-    yield started
-    started.close()

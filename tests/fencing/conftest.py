@@ -4,7 +4,6 @@ job workers; the protected service is the payments example, `tests.support.payme
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -44,22 +43,6 @@ async def own_database_url(server_url: str) -> AsyncIterator[str]:
 async def own_pool(own_database_url: str) -> AsyncIterator[asyncpg.Pool[asyncpg.Record]]:
     async with asyncpg.create_pool(own_database_url, min_size=1, max_size=10) as pool:
         yield pool
-
-
-@pytest.fixture
-def dead_url() -> str:
-    """A loopback URL where nothing listens: connections are refused at once."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
-
-
-@pytest.fixture
-def processes() -> Iterator[Processes]:
-    started = Processes()
-    yield started
-    started.close()
 
 
 def worker(processes: Processes, *arguments: str) -> subprocess.Popen[str]:
