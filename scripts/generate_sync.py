@@ -43,6 +43,8 @@ REPLACEMENTS = {
     "AsyncWorker": "Worker",
     "agather": "gather",
     "asleep": "sleep",
+    "aread": "read",
+    "aiter_lines": "iter_lines",
 }
 # `AsyncTenure.close = aclose` keeps the name every sync client has; renamed, it would read
 # `close = close`.

@@ -45,6 +45,7 @@ from tenure._errors import (
     WindowNotClaimed,
     WindowNotFound,
 )
+from tenure._events import StreamEvent
 from tenure._executor import RunContext, RunResult, SkipReason, resolve_window
 from tenure._fencing import (
     FencedByAnotherLease,
@@ -166,6 +167,7 @@ __all__ = [
     "SkipReason",
     "StaleFencingToken",
     "StaleGeneration",
+    "StreamEvent",
     "Tenure",
     "TenureError",
     "TransportError",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -20,12 +20,14 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from tenure import _protocol as P
+from tenure._async.events import follow
 from tenure._async.lease import AsyncLeaseHandle
 from tenure._async.renewer import AsyncRenewer
 from tenure._client import ClientBase, holdings, transport_error, url_and_token
 from tenure._concurrency import asleep
 from tenure._config import DEFAULT_EARLY_TOLERANCE, DEFAULT_MAX_WAIT_PER_REQUEST, DEFAULT_TIMEOUT
 from tenure._errors import LeaseHeld, TenureError
+from tenure._events import DEFAULT_IDLE_TIMEOUT, DEFAULT_STREAM_RETRY, StreamEvent
 from tenure._lease import LostCallback
 from tenure._models import (
     Fence,
@@ -303,3 +305,23 @@ class AsyncTenure(ClientBase):
     async def overview(self) -> Overview:
         """Jobs with their status, leases with their age, open alerts and notable events."""
         return await self._call(P.get_overview())
+
+    def events(
+        self,
+        *,
+        namespace: str | None = None,
+        last_event_id: str | None = None,
+        retry: RetryPolicy = DEFAULT_STREAM_RETRY,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    ) -> AsyncIterator[StreamEvent]:
+        """The live events (lease grants, takeovers, releases and losses, window claims and
+        completions, alerts) whose name starts with `namespace`, after `last_event_id` if given,
+        until the caller stops reading. Reconnects by itself, resuming after the last event seen;
+        yields `stream.reset` when events were missed (read the state again, e.g. `overview()`)."""
+        return follow(
+            self._http,
+            namespace=namespace,
+            last_event_id=last_event_id,
+            retry=retry,
+            timeouts=httpx.Timeout(self.timeout, read=idle_timeout),
+        )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -25,6 +25,7 @@ from tenure._client import ClientBase, holdings, transport_error, url_and_token
 from tenure._concurrency import sleep
 from tenure._config import DEFAULT_EARLY_TOLERANCE, DEFAULT_MAX_WAIT_PER_REQUEST, DEFAULT_TIMEOUT
 from tenure._errors import LeaseHeld, TenureError
+from tenure._events import DEFAULT_IDLE_TIMEOUT, DEFAULT_STREAM_RETRY, StreamEvent
 from tenure._lease import LostCallback
 from tenure._models import (
     Fence,
@@ -38,6 +39,7 @@ from tenure._models import (
     Window,
 )
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
+from tenure._sync.events import follow
 from tenure._sync.lease import LeaseHandle
 from tenure._sync.renewer import Renewer
 from tenure.schedule import KeyFormat
@@ -298,3 +300,23 @@ class Tenure(ClientBase):
     def overview(self) -> Overview:
         """Jobs with their status, leases with their age, open alerts and notable events."""
         return self._call(P.get_overview())
+
+    def events(
+        self,
+        *,
+        namespace: str | None = None,
+        last_event_id: str | None = None,
+        retry: RetryPolicy = DEFAULT_STREAM_RETRY,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    ) -> Iterator[StreamEvent]:
+        """The live events (lease grants, takeovers, releases and losses, window claims and
+        completions, alerts) whose name starts with `namespace`, after `last_event_id` if given,
+        until the caller stops reading. Reconnects by itself, resuming after the last event seen;
+        yields `stream.reset` when events were missed (read the state again, e.g. `overview()`)."""
+        return follow(
+            self._http,
+            namespace=namespace,
+            last_event_id=last_event_id,
+            retry=retry,
+            timeouts=httpx.Timeout(self.timeout, read=idle_timeout),
+        )
