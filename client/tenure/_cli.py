@@ -5,7 +5,9 @@
 
     tenure run JOB --ttl 90 [--cron EXPR --tz ZONE [--key previous_day] | --window KEY]
                [--wait S] [--grace S] [--url URL] [--register] -- COMMAND ARGS…
-    tenure status [--url URL]      jobs, leases, open alerts and recent events, as tables
+    tenure status [--url URL] [--watch [--namespace PREFIX]]
+                                   jobs, leases, open alerts and recent events, as tables;
+                                   --watch: then one line per live event until Ctrl-C
 
 Exit status of `tenure run`: the command's own (128 + N when killed by signal N), or
 111 skipped: lease held, 112 skipped: window completed, 113 lease lost, 114 service
@@ -25,8 +27,9 @@ from typing import Any
 
 from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
 from tenure._errors import ServiceUnavailable, TenureError, TransportError
+from tenure._events import CONNECTED, RESET
 from tenure._models import DEFAULT_DEADLINE, JobSpec
-from tenure._status import render_overview
+from tenure._status import render_event, render_overview
 from tenure._supervisor import (
     DEFAULT_GRACE,
     EXIT_COMPLETED,
@@ -177,6 +180,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_run(commands)
     status = commands.add_parser("status", help="jobs, leases, alerts and recent events")
     status.add_argument("--url", help=f"service URL (default: ${ENV_URL} or {DEFAULT_URL})")
+    status.add_argument(
+        "--watch",
+        action="store_true",
+        help="then follow the live event stream, one line per event, until Ctrl-C",
+    )
+    status.add_argument("--namespace", help="with --watch: only events whose name starts so")
     return parser
 
 
@@ -247,18 +256,45 @@ def _registration(parser: argparse.ArgumentParser, arguments: argparse.Namespace
 
 
 def _status(arguments: argparse.Namespace) -> int:
-    """Print the overview; 114 when the service cannot be reached, 2 when it refuses."""
+    """Print the overview (and with --watch, follow the events); 114 when the service cannot
+    be reached, 2 when it refuses; 0 on Ctrl-C."""
     try:
         with Tenure.from_env(arguments.url) as client:
-            overview = client.overview()
+            if arguments.watch:
+                _watch(client, arguments.namespace)
+            else:
+                sys.stdout.write(render_overview(client.overview()))
     except (TransportError, ServiceUnavailable) as error:
         print(f"tenure status: service unreachable: {error}", file=sys.stderr)
         return EXIT_UNREACHABLE
     except (TenureError, ValueError) as error:
         print(f"tenure status: {error}", file=sys.stderr)
         return EXIT_USAGE
-    sys.stdout.write(render_overview(overview))
+    except KeyboardInterrupt:
+        return 0
     return 0
+
+
+def _watch(client: Tenure, namespace: str | None) -> None:
+    """The overview once the stream is open (so that no change falls between the two), then a
+    line per event, and the overview again whenever the stream says events were missed."""
+    shown = False
+    try:
+        for event in client.events(namespace=namespace):
+            if event.type == CONNECTED and shown:
+                continue
+            if event.type in (CONNECTED, RESET):
+                if event.type == RESET:
+                    print(render_event(event))
+                sys.stdout.write(render_overview(client.overview()) + "\n")
+                shown = True
+            else:
+                print(render_event(event))
+            sys.stdout.flush()
+    except TenureError:  # no stream (an older service, a refusal): the status still shows
+        if not shown:
+            sys.stdout.write(render_overview(client.overview()))
+        raise
 
 
 def _run(parser: argparse.ArgumentParser, arguments: argparse.Namespace, command: list[str]) -> int:

@@ -21,6 +21,7 @@ from tenure._errors import UnexpectedResponse
 from tenure._retry import RetryPolicy
 
 __all__ = [
+    "CONNECTED",
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_STREAM_RETRY",
     "DROPPED",
@@ -34,6 +35,9 @@ STREAM_PATH = "/v1/events/stream"
 # Control events, sent without an id.
 RESET = "stream.reset"
 DROPPED = "stream.dropped"
+# Made by the client, not sent by the service: each time a connection is open, before its first
+# event. State read after it misses nothing the stream will not tell.
+CONNECTED = "stream.connected"
 # Reconnection delay until the service's `retry:` field says otherwise (the standard leaves the
 # default to the user agent; browsers use a few seconds).
 DEFAULT_RECONNECT_DELAY = 1.0
@@ -109,8 +113,9 @@ class SSEParser:
 @dataclass(frozen=True, slots=True)
 class StreamEvent:
     """One event of the stream: `type` (`lease.acquired`, `window.claimed`, `alert.opened`, …,
-    or the control events `stream.reset` and `stream.dropped`), its JSON `data`, and its `id`
-    (None for control events). The properties read the usual fields of `data`."""
+    the service's control events `stream.reset` and `stream.dropped`, or the client's own
+    `stream.connected`), its JSON `data`, and its `id` (None for control events). The
+    properties read the usual fields of `data`."""
 
     id: str | None
     type: str
@@ -173,6 +178,11 @@ def resume_headers(last_event_id: str | None) -> dict[str, str]:
     return {"accept": "text/event-stream", "cache-control": "no-store"} | (
         {} if not last_event_id else {"last-event-id": last_event_id}
     )
+
+
+def connected(resumed_from: str | None) -> StreamEvent:
+    """The client's own event for a connection just opened."""
+    return StreamEvent(None, CONNECTED, {"type": CONNECTED, "resumed_from": resumed_from})
 
 
 def resume_point(event: StreamEvent, last_event_id: str | None) -> str | None:

@@ -1,13 +1,15 @@
-"""`tenure status`: the service's overview as plain-text tables (what /ui shows)."""
+"""`tenure status`: the service's overview as plain-text tables (what /ui shows), and with
+`--watch` one line per live event."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tenure._events import StreamEvent
 from tenure._models import Overview
 from tenure.durations import duration, relative
 
-__all__ = ["render_overview"]
+__all__ = ["render_event", "render_overview"]
 
 
 def table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -69,3 +71,31 @@ def render_overview(overview: Overview) -> str:
     for title, headings, rows in sections:
         parts.append(f"\n{title}\n" + (table(headings, rows) if rows else "(none)"))
     return "\n".join(parts) + "\n"
+
+
+def _holding(event: StreamEvent) -> str:
+    text = f"holder {event.holder} generation {event.generation}"
+    previous = event.data.get("previous_holder")
+    if previous is not None:
+        text += f" (was {previous} generation {event.data.get('previous_generation')})"
+    return text
+
+
+def render_event(event: StreamEvent) -> str:
+    """One line: when, type, name, then the holding (leases), the window (windows) or the
+    summary (alerts)."""
+    at = event.at
+    when = "-" if at is None else at.isoformat(timespec="seconds")
+    kind = event.type.partition(".")[0]
+    if kind == "lease":
+        detail = _holding(event)
+    elif kind == "window":
+        detail = f"window {event.window} attempt {event.data.get('attempt')} {_holding(event)}"
+        took = event.data.get("duration_seconds")
+        if isinstance(took, int | float):
+            detail += f" took {duration(took)}"
+    elif kind == "alert":
+        detail = f"window {event.window}: {event.data.get('summary', '')}"
+    else:
+        detail = str(event.data.get("detail", ""))
+    return f"{when}  {event.type}  {event.name or '-'}  {detail}".rstrip()

@@ -4,62 +4,16 @@ screenshot is saved under artifacts/."""
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-import socket
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import asyncpg
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from tests.api.test_leases import release
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-playwright_api = pytest.importorskip(
-    "playwright.async_api",
-    reason="Python Playwright is not installed (pip install playwright); browser test skipped",
-)
-if not CHROMIUM.exists() and shutil.which("chromium") is None:
-    pytest.skip(
-        "no Chromium at /usr/bin/chromium (apt-get install -y chromium); browser test skipped",
-        allow_module_level=True,
-    )
+from tests.ui.browser import ARTIFACTS, chromium
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def served(app: FastAPI) -> AsyncIterator[str]:
-    """The test's app (lifespan already running) on a real loopback port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="off", log_level="warning", ws="none")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    for _ in range(1000):  # up to 10 s
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
-    sock.close()
 
 
 async def seed(api: httpx.AsyncClient, database_url: str) -> None:
@@ -99,36 +53,32 @@ async def test_dashboard_in_a_real_browser(
     """The page lists each job with its status colour, the held lease with holder and
     generation, and reads well at a laptop's size."""
     await seed(api, database_url)
-    async with playwright_api.async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            page = await browser.new_page(viewport={"width": 1440, "height": 900})
-            response = await page.goto(f"{served}/ui")
-            assert response is not None
-            assert response.status == 200
-            assert await page.title() == "Tenure"
-            statuses = {
-                await row.get_attribute("data-job"): await row.get_attribute("data-status")
-                for row in await page.query_selector_all("tr[data-job]")
-            }
-            assert statuses == {
-                "close-day": "ok",
-                "refresh-cache": "running",
-                "send-invoices": "missed",
-                "weekly-report": "new",
-            }
-            missed = page.locator('tr[data-job="send-invoices"] .pill')
-            ok = page.locator('tr[data-job="close-day"] .pill')
-            colour = "el => getComputedStyle(el).backgroundColor"
-            assert await missed.evaluate(colour) != await ok.evaluate(colour)
-            lease = page.locator('tr[data-lease="refresh-cache"]')
-            text = await lease.inner_text()
-            assert "worker-7" in text
-            assert "held" in text
-            assert await page.locator("meta[http-equiv=refresh]").count() == 1
-            ARTIFACTS.mkdir(exist_ok=True)
-            await page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
-        finally:
-            await browser.close()
+    async with chromium() as browser:
+        page = await browser.new_page(viewport={"width": 1440, "height": 900})
+        response = await page.goto(f"{served}/ui")
+        assert response is not None
+        assert response.status == 200
+        assert await page.title() == "Tenure"
+        statuses = {
+            await row.get_attribute("data-job"): await row.get_attribute("data-status")
+            for row in await page.query_selector_all("tr[data-job]")
+        }
+        assert statuses == {
+            "close-day": "ok",
+            "refresh-cache": "running",
+            "send-invoices": "missed",
+            "weekly-report": "new",
+        }
+        missed = page.locator('tr[data-job="send-invoices"] .pill')
+        ok = page.locator('tr[data-job="close-day"] .pill')
+        colour = "el => getComputedStyle(el).backgroundColor"
+        assert await missed.evaluate(colour) != await ok.evaluate(colour)
+        lease = page.locator('tr[data-lease="refresh-cache"]')
+        text = await lease.inner_text()
+        assert "worker-7" in text
+        assert "held" in text
+        # Without JavaScript a meta refresh would reload it; with it, the page follows the
+        # event stream (tests/ui/test_dashboard_live.py).
+        assert "<noscript><meta http-equiv='refresh'" in await page.content()
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)

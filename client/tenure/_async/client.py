@@ -316,8 +316,9 @@ class AsyncTenure(ClientBase):
     ) -> AsyncIterator[StreamEvent]:
         """The live events (lease grants, takeovers, releases and losses, window claims and
         completions, alerts) whose name starts with `namespace`, after `last_event_id` if given,
-        until the caller stops reading. Reconnects by itself, resuming after the last event seen;
-        yields `stream.reset` when events were missed (read the state again, e.g. `overview()`)."""
+        until the caller stops reading. Reconnects by itself, resuming after the last event seen.
+        Yields `stream.connected` when a connection opens (state read after it misses nothing)
+        and `stream.reset` when events were missed (read the state again, e.g. `overview()`)."""
         return follow(
             self._http,
             namespace=namespace,

@@ -17,6 +17,7 @@ from tenure._events import (
     STREAM_PATH,
     SSEParser,
     StreamEvent,
+    connected,
     resume_headers,
     resume_point,
     stream_params,
@@ -34,10 +35,11 @@ async def follow(
     retry: RetryPolicy,
     timeouts: httpx.Timeout,
 ) -> AsyncIterator[StreamEvent]:
-    """The stream's events, for as long as the caller reads them. A connection that ends is
-    opened again after the service's `retry:` delay; `retry` decides how many failed
-    connections in a row are borne (a 4xx is raised at once). The read timeout of `timeouts`
-    is the longest silence taken for a live connection."""
+    """The stream's events, for as long as the caller reads them, each connection's first
+    preceded by a `stream.connected`. A connection that ends is opened again after the
+    service's `retry:` delay; `retry` decides how many failed connections in a row are borne
+    (a 4xx is raised at once). The read timeout of `timeouts` is the longest silence taken
+    for a live connection."""
     resume, failures, delay = last_event_id, 0, DEFAULT_RECONNECT_DELAY
     while True:
         parser = SSEParser()
@@ -53,6 +55,7 @@ async def follow(
                     content = await response.aread()
                     raise error_from_response(response.status_code, response.headers, content)
                 failures = 0
+                yield connected(resume)
                 async for line in response.aiter_lines():
                     message = parser.feed(line)
                     if message is None:

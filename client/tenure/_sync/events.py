@@ -18,6 +18,7 @@ from tenure._events import (
     STREAM_PATH,
     SSEParser,
     StreamEvent,
+    connected,
     resume_headers,
     resume_point,
     stream_params,
@@ -35,10 +36,11 @@ def follow(
     retry: RetryPolicy,
     timeouts: httpx.Timeout,
 ) -> Iterator[StreamEvent]:
-    """The stream's events, for as long as the caller reads them. A connection that ends is
-    opened again after the service's `retry:` delay; `retry` decides how many failed
-    connections in a row are borne (a 4xx is raised at once). The read timeout of `timeouts`
-    is the longest silence taken for a live connection."""
+    """The stream's events, for as long as the caller reads them, each connection's first
+    preceded by a `stream.connected`. A connection that ends is opened again after the
+    service's `retry:` delay; `retry` decides how many failed connections in a row are borne
+    (a 4xx is raised at once). The read timeout of `timeouts` is the longest silence taken
+    for a live connection."""
     resume, failures, delay = last_event_id, 0, DEFAULT_RECONNECT_DELAY
     while True:
         parser = SSEParser()
@@ -54,6 +56,7 @@ def follow(
                     content = response.read()
                     raise error_from_response(response.status_code, response.headers, content)
                 failures = 0
+                yield connected(resume)
                 for line in response.iter_lines():
                     message = parser.feed(line)
                     if message is None:

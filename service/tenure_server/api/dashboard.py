@@ -1,11 +1,14 @@
 """The operator's page, rendered on the server as one HTML string: no template engine, no
-JavaScript build, every value escaped. It refreshes itself with a meta refresh."""
+JavaScript build, every value escaped. Its one script (dashboard.js, inlined) follows the event
+stream and swaps in the page rendered again when something changes; without the stream it
+refreshes every REFRESH_SECONDS, and without JavaScript a meta refresh does."""
 
 from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
 from html import escape
+from importlib.resources import files
 
 from tenure.durations import duration, relative
 from tenure_server.app.status import Evaluated, Overview
@@ -14,6 +17,7 @@ from tenure_server.domain.history import NotableEvent
 from tenure_server.domain.status import JOB_STATES, LeaseAge
 
 REFRESH_SECONDS = 10
+SCRIPT = files(__package__).joinpath("dashboard.js").read_text(encoding="utf-8")
 # What stands for no value on the page.
 DASH = "—"
 
@@ -68,6 +72,13 @@ td.wrap { white-space:normal; }
 .warn { color:var(--late); font-weight:600; }
 .empty { padding:1rem; color:var(--muted); }
 .scroll { overflow-x:auto; }
+.live { color:var(--muted); font-size:.85rem; }
+.live::before { content:"●"; margin-right:.3rem; }
+.live[data-state="live"]::before { color:var(--ok); }
+.live[data-state="reconnecting"]::before, .live[data-state="connecting"]::before {
+  color:var(--late); }
+tr.changed td { animation:changed 3s ease-out; }
+@keyframes changed { from { background:var(--running-bg); } }
 """
 
 
@@ -211,11 +222,14 @@ def render(overview: Overview) -> str:
     ]
     clock = escape(now.isoformat(timespec="seconds"))
     return (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<meta http-equiv='refresh' content='{REFRESH_SECONDS}'>"
+        f"<!doctype html><html lang='en' data-refresh='{REFRESH_SECONDS}'><head>"
+        "<meta charset='utf-8'>"
+        f"<noscript><meta http-equiv='refresh' content='{REFRESH_SECONDS}'></noscript>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>Tenure</title><style>{STYLE}</style></head><body>"
-        f"<header><h1>Tenure</h1><span class='clock'>database time {clock} · refreshes every"
-        f" {REFRESH_SECONDS} s</span></header>"
-        f"<main><div class='chips'>{chips}</div>{''.join(sections)}</main></body></html>"
+        f"<header><h1>Tenure</h1><span class='clock'>database time {clock}</span>"
+        f"<span id='live' class='live' data-state='off'>refreshes every {REFRESH_SECONDS} s"
+        "</span></header>"
+        f"<main><div class='chips'>{chips}</div>{''.join(sections)}</main>"
+        f"<script>{SCRIPT}</script></body></html>"
     )
