@@ -1,8 +1,12 @@
-"""Wakes the requests waiting for a lease when it is released, across every service replica.
+"""Each process's one LISTEN connection, shared by two channels that reach every replica.
 
-Each process keeps one dedicated connection that LISTENs on the channel `release_lease` notifies
-(the notification is sent at commit). Waiters hold no pooled connection while they wait. When the
-listening connection is down, waiters fall back to re-trying every `FALLBACK_POLL_SECONDS`.
+- Release wake-ups: the requests waiting for a lease are woken when `release_lease` notifies (the
+  notification is sent at commit). Waiters hold no pooled connection while they wait. When the
+  listening connection is down, waiters fall back to re-trying every `FALLBACK_POLL_SECONDS`.
+- The live event stream: batches of events published on `tenure_events` (`publish_events`, sent
+  on this same connection) are handed to `EventListener.deliver` in commit order, and
+  `EventListener.connected` is told each time the connection is (re-)established, since
+  notifications sent while it was down are lost.
 """
 
 from __future__ import annotations
@@ -10,24 +14,39 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from typing import Protocol
 
 import asyncpg
 
+from tenure_server.db.sql import load
+from tenure_server.domain.errors import StorageUnavailable
+
 CHANNEL = "tenure_lease_released"
+EVENTS_CHANNEL = "tenure_events"
+QUERIES = load("events.sql")
 FALLBACK_POLL_SECONDS = 1.0
 _RECONNECT_DELAY_SECONDS = 1.0
 
 _log = logging.getLogger("tenure.db")
 
 
+class EventListener(Protocol):
+    """Receives the event channel's batches (app.stream's hub); must not block nor raise."""
+
+    def deliver(self, payload: str) -> None: ...
+    def connected(self) -> None: ...
+
+
 class ReleaseNotifications:
-    def __init__(self, dsn: str) -> None:
+    def __init__(self, dsn: str, events: EventListener | None = None) -> None:
         self._dsn = dsn
+        self._events = events
         self._waiters: defaultdict[str, set[asyncio.Event]] = defaultdict(set)
         self._task: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
+        self._connection: asyncpg.Connection[asyncpg.Record] | None = None
 
     @property
     def listening(self) -> bool:
@@ -57,6 +76,22 @@ class ReleaseNotifications:
             if not self._waiters[name]:
                 del self._waiters[name]
 
+    async def publish_events(self, payloads: Sequence[str]) -> None:
+        """Send each batch on the event channel, through the listening connection (no pooled
+        connection is taken; the one statement running on it is this one)."""
+        connection = self._connection
+        if connection is None:
+            raise StorageUnavailable("the event channel is not connected")
+        try:
+            for payload in payloads:
+                await connection.execute(QUERIES["publish_events"], payload)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            raise StorageUnavailable(f"event channel: {type(error).__name__}") from error
+
+    def _deliver(self, _connection: object, _pid: int, _channel: str, payload: object) -> None:
+        if self._events is not None:
+            self._events.deliver(str(payload))
+
     def _wake(self, _connection: object, _pid: int, _channel: str, name: object) -> None:
         for event in self._waiters.get(str(name), ()):
             event.set()
@@ -83,10 +118,15 @@ class ReleaseNotifications:
         connection.add_termination_listener(lambda _connection: closed.set())
         try:
             await connection.add_listener(CHANNEL, self._wake)
+            if self._events is not None:
+                await connection.add_listener(EVENTS_CHANNEL, self._deliver)
+                self._events.connected()
+            self._connection = connection
             self._listening.set()
             self._wake_everyone()
             await closed.wait()
             _log.warning("release listener lost its connection; reconnecting")
         finally:
+            self._connection = None
             with suppress(Exception):
                 await connection.close(timeout=1)

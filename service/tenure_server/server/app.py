@@ -10,13 +10,14 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
 
 from fastapi import FastAPI
 
 from tenure_server.api import (
+    events,
     health,
     history,
     hot_routes,
@@ -36,6 +37,7 @@ from tenure_server.app.coalescing import Coalescing
 from tenure_server.app.monitor import Monitor, MonitorConfig
 from tenure_server.app.operations import Operations
 from tenure_server.app.status import StatusReader
+from tenure_server.app.stream import EventHub, FanOut, StreamConfig
 from tenure_server.app.telemetry import Telemetry
 from tenure_server.app.webhooks import RetryPolicy, WebhookTarget
 from tenure_server.db.jobs import JobsRepository
@@ -79,9 +81,10 @@ async def _check_durability(repository: Repository, settings: Settings) -> None:
 
 
 @contextmanager
-def _drain_on_signals(operations: Operations) -> Iterator[None]:
-    """On SIGTERM/SIGINT, answer waiting acquires at once (503 shutting-down) so that the server's
-    graceful shutdown is not held up by them, then let the server's own handler run. Only in the
+def _drain_on_signals(*drains: Callable[[], None]) -> Iterator[None]:
+    """On SIGTERM/SIGINT, answer waiting acquires at once (503 shutting-down) and end the event
+    streams, so that the server's graceful shutdown (which waits for every response to end) is
+    not held up by them, then let the server's own handler run. Only in the
     main thread, where signal handlers live; the previous handlers come back afterwards."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -90,7 +93,8 @@ def _drain_on_signals(operations: Operations) -> Iterator[None]:
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
 
     def drain_then_chain(signum: int, frame: FrameType | None) -> None:
-        loop.call_soon_threadsafe(operations.drain)
+        for drain in drains:
+            loop.call_soon_threadsafe(drain)
         chained = previous[signal.Signals(signum)]
         if callable(chained):
             chained(signum, frame)
@@ -134,20 +138,23 @@ def create_app(settings: Settings) -> FastAPI:
             statement_timeout_ms=settings.statement_timeout_ms,
             lock_timeout_ms=settings.lock_timeout_ms,
         )
-        notifications = ReleaseNotifications(dsn)
+        hub: EventHub = app.state.events
+        notifications = ReleaseNotifications(dsn, hub)
         try:
             repository = Repository(pool, settings.pool_acquire_timeout_seconds)
             await _check_durability(repository, settings)
             await notifications.start()
+            hub.start(notifications)
             app.state.repository = repository
             coalescing = Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements)
-            operations = Operations(repository, notifications, app.state.telemetry.sink, coalescing)
+            operations = Operations(repository, notifications, app.state.sink, coalescing)
             app.state.operations = operations
             app.state.limits = settings.limits
             async with monitoring(app, settings, repository, operations):
-                with _drain_on_signals(operations), _startup_heap_frozen():
+                with _drain_on_signals(operations.drain, hub.close), _startup_heap_frozen():
                     yield
         finally:
+            await hub.stop()
             await notifications.stop()
             await pool.close()
 
@@ -182,9 +189,23 @@ def install_monitoring(app: FastAPI, settings: Settings) -> Telemetry:
     """Add the monitoring routes; the app's `Telemetry`."""
     telemetry = Telemetry(settings.metrics_cache_seconds)
     app.state.telemetry = telemetry
-    for router in (jobs.router, history.router, metrics.router, ui.router):
+    # Every event goes to the logs and metrics, and the streamed ones to the event stream.
+    app.state.events = EventHub(stream_config(settings))
+    app.state.sink = FanOut(telemetry.sink, app.state.events)
+    for router in (jobs.router, history.router, metrics.router, ui.router, events.router):
         app.include_router(router)
     return telemetry
+
+
+def stream_config(settings: Settings) -> StreamConfig:
+    return StreamConfig(
+        publish_seconds=settings.events_publish_seconds,
+        buffer_size=settings.events_buffer_size,
+        history=settings.events_history,
+        subscriber_queue=settings.events_subscriber_queue,
+        max_streams=settings.events_max_streams,
+        keepalive_seconds=settings.events_keepalive_seconds,
+    )
 
 
 def monitor_config(settings: Settings) -> MonitorConfig:
@@ -229,7 +250,7 @@ async def monitoring(
         operations,
         statuses,
         history_repository,
-        telemetry.sink,
+        app.state.sink,
         telemetry.metrics,
     )
     app.state.monitor = monitor

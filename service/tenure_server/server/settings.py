@@ -122,6 +122,29 @@ class Settings(BaseSettings):
     metrics_cache_seconds: float = Field(
         default=5.0, ge=0, description="How long /metrics reuses gauges read from the database."
     )
+    # The live event stream, GET /v1/events/stream (docs/monitoring.md, "Event stream").
+    events_publish_seconds: float = Field(
+        default=0.1, gt=0, le=10, description="How often recorded events are sent to every replica."
+    )
+    events_buffer_size: int = Field(
+        default=10000,
+        ge=1,
+        description="Events waiting to be sent; past it the oldest are dropped.",
+    )
+    events_history: int = Field(
+        default=1000, ge=0, description="Events each replica keeps for Last-Event-ID resumption."
+    )
+    events_subscriber_queue: int = Field(
+        default=1000,
+        ge=1,
+        description="Events queued for one stream; past it the stream is dropped.",
+    )
+    events_max_streams: int = Field(
+        default=100, ge=0, description="Concurrent event streams per process; more get 503."
+    )
+    events_keepalive_seconds: float = Field(
+        default=15.0, gt=0, le=3600, description="Seconds between keepalive comments of a stream."
+    )
 
     @model_validator(mode="after")
     def _check_monitoring(self) -> Self:

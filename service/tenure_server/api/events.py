@@ -1,0 +1,161 @@
+"""/v1/events/stream: what happens to leases, windows and alerts, live, as Server-Sent Events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Request
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Send
+
+from tenure.problems import ProblemType
+from tenure_server.api.dependencies import CallerDep
+from tenure_server.api.problems import problem_response
+from tenure_server.api.schemas import problem_responses
+from tenure_server.app.stream import (
+    LEASE_TYPES,
+    RETRY_MILLISECONDS,
+    EventHub,
+    Subscription,
+    TooManyStreams,
+    dropped_frame,
+)
+from tenure_server.domain.errors import Forbidden
+from tenure_server.domain.names import NAME_MAX_LENGTH
+
+router = APIRouter(prefix="/v1/events", tags=["events"])
+
+MEDIA_TYPE = "text/event-stream"
+# A consumer dropped for not reading is sent its `stream.dropped` for this long, then the
+# connection is closed: its socket buffers are full, and waiting longer would hold the stream.
+FAREWELL_SECONDS = 1.0
+RETRY_AFTER_SECONDS = 5
+EVENT_TYPES = (
+    *LEASE_TYPES.values(),
+    "window.claimed",
+    "window.completed",
+    "alert.opened",
+    "alert.resolved",
+)
+
+_DESCRIPTION = f"""Server-Sent Events (`text/event-stream`). On connect: `retry:` and a
+`: connected` comment; a `: keepalive` comment every `TENURE_EVENTS_KEEPALIVE_SECONDS`. Each
+event has an `id:` (the same on every replica), an `event:` line (its type) and one line of JSON
+`data` with `type` and `at` (ISO 8601 UTC). Types:
+{", ".join(f"`{kind}`" for kind in EVENT_TYPES)}; their fields are listed in docs/monitoring.md
+("Event stream").
+
+Control events, without `id:`: `stream.reset` (reason `history-gap`: events may have been
+missed; reload the full state, e.g. /v1/overview, and go on) and `stream.dropped` (reason
+`slow-consumer`, with `last_event_id`: the stream fell too far behind and ends; reconnect with
+`Last-Event-ID` set to it). Resume with the `Last-Event-ID` header, or `last_event_id` (the
+header wins)."""
+
+
+class EventStreamResponse(StreamingResponse):
+    """A stream whose sends are bounded once its consumer was dropped (see FAREWELL_SECONDS)."""
+
+    media_type = MEDIA_TYPE
+
+    def __init__(self, content: AsyncIterator[bytes], subscription: Subscription) -> None:
+        # No caching by proxies, and no buffering by nginx-like ones.
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        super().__init__(content, headers=headers)
+        self._content = content
+        self._subscription = subscription
+
+    async def stream_response(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        try:
+            async for chunk in self._content:
+                await self._send(send, chunk, more=True)
+            await self._send(send, b"", more=False)
+        except TimeoutError:
+            return  # the server closes the connection of a response left incomplete
+
+    async def _send(self, send: Send, body: bytes, *, more: bool) -> None:
+        message = {"type": "http.response.body", "body": body, "more_body": more}
+        if self._subscription.ending != "slow-consumer":
+            await send(message)
+            return
+        async with asyncio.timeout(FAREWELL_SECONDS):
+            await send(message)
+
+
+async def _frames(
+    hub: EventHub, subscription: Subscription, keepalive: float
+) -> AsyncIterator[bytes]:
+    try:
+        yield f"retry: {RETRY_MILLISECONDS}\n: connected\n\n".encode()
+        while True:
+            chunk = await subscription.take(keepalive)
+            if subscription.ending == "slow-consumer":
+                yield dropped_frame(subscription.last_event_id)
+                return
+            if subscription.ending is not None:
+                return
+            yield chunk or b": keepalive\n\n"
+    finally:
+        hub.unsubscribe(subscription)
+
+
+@router.get(
+    "/stream",
+    response_class=StreamingResponse,
+    description=_DESCRIPTION,
+    responses={
+        **problem_responses(401, 403),
+        200: {
+            "content": {MEDIA_TYPE: {"schema": {"type": "string"}}},
+            "description": "The event stream, until the client disconnects or is dropped.",
+        },
+        503: {
+            **problem_responses()[503],
+            "description": "Too many streams on this process (Retry-After), or shutting down.",
+        },
+    },
+)
+async def stream(
+    request: Request,
+    caller: CallerDep,
+    namespace: Annotated[
+        str,
+        Query(
+            max_length=NAME_MAX_LENGTH,
+            pattern=r"^[A-Za-z0-9._:-]*$",
+            description="Only events whose name (lease, job, alert subject) starts with this.",
+        ),
+    ] = "",
+    last_event_id: Annotated[
+        str | None, Query(max_length=100, description="Resume after this event id.")
+    ] = None,
+    last_event_id_header: Annotated[
+        str | None,
+        Header(alias="Last-Event-ID", max_length=100, description="Resume after this event id."),
+    ] = None,
+) -> Response:
+    """Leases acquired, taken over, released and lost, windows claimed and completed, alerts
+    opened and resolved: live, limited to the caller's namespaces."""
+    caller.require("reader", "stream events")
+    if namespace and not caller.owns(namespace):
+        raise Forbidden(caller.label, "stream events", namespace)
+    hub: EventHub = request.app.state.events
+
+    def visible(name: str) -> bool:
+        return name.startswith(namespace) and caller.owns(name)
+
+    resume = last_event_id_header if last_event_id_header is not None else last_event_id
+    try:
+        subscription = hub.subscribe(visible, resume)
+    except TooManyStreams as error:
+        return problem_response(
+            ProblemType.HTTP_ERROR,
+            str(error),
+            status=503,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    return EventStreamResponse(
+        _frames(hub, subscription, hub.config.keepalive_seconds), subscription
+    )
