@@ -24,6 +24,7 @@ import pytest
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import PROBLEM
+from tests.support.processes import children
 
 # Bounds the test holds the service to, with the settings below. A stopped server refuses
 # connections at once; a frozen one is given up on after the pool's acquire timeout (1 s), the
@@ -75,7 +76,7 @@ class Database:
         # The postmaster first, and its children listed only then: a backend it forked after a
         # listing made before would go on answering (a pool growing under the test's load).
         os.kill(running.pid, signum)
-        for pid in _children(running.pid):
+        for pid in children(running.pid):
             # A child may end between the listing and its signal (on SIGCONT, the postmaster
             # runs again and reaps backends that exited): it needs none.
             with suppress(ProcessLookupError):
@@ -105,18 +106,6 @@ class Database:
             with suppress(subprocess.CalledProcessError):
                 self.stop("fast")
         self.server.cleanup()
-
-
-def _children(parent: int) -> list[int]:
-    """The processes whose parent is `parent` (Linux /proc; each backend has a session of its
-    own, so a process group would not reach them)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with suppress(OSError):
-            # pid (comm) state ppid …; comm may contain spaces and parentheses.
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                found.append(int(stat.parent.name))
-    return found
 
 
 @pytest.fixture(scope="module")

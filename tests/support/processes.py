@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -66,6 +66,18 @@ def wait_ready(
             pass
         time.sleep(POLL_SECONDS)
     raise TimeoutError(f"{process.args!r}: {url} not ready after {timeout} s")
+
+
+def children(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (Linux /proc: each PostgreSQL backend has a session
+    of its own, so a process group would not reach them; uvicorn's workers are its children)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with suppress(OSError):
+            # pid (comm) state ppid …; comm may contain spaces and parentheses.
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(stat.parent.name))
+    return found
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from tenure_server.api import problems
 from tenure_server.api.dependencies import RepositoryDep
 from tenure_server.api.schemas import Health, Problem
 from tenure_server.db.migrate import latest_version
+from tenure_server.db.repository import Repository
 from tenure_server.domain.errors import StorageUnavailable
 
 router = APIRouter(tags=["health"])
@@ -30,13 +31,19 @@ async def healthz() -> Health:
 )
 async def readyz(repository: RepositoryDep) -> Health:
     """Ready when the database answers and every migration this version needs is applied."""
+    await check_ready(repository)
+    return Health(status="ok")
+
+
+async def check_ready(repository: Repository) -> None:
+    """The readiness check (also `tenure_ready` on /metrics): `StorageUnavailable` unless the
+    database answers in time with every migration this version needs applied."""
     try:
         applied = await asyncio.wait_for(repository.applied_migrations(), READINESS_TIMEOUT_SECONDS)
     except TimeoutError:
         raise StorageUnavailable("database did not answer the readiness check in time") from None
     if not applied or applied[-1] < latest_version():
         raise StorageUnavailable("database schema is behind this version: run `tenure migrate`")
-    return Health(status="ok")
 
 
 @router.get("/problems/{slug}", include_in_schema=False)

@@ -1,12 +1,14 @@
-"""GET /metrics: Prometheus text format (docs/metrics.md describes each metric)."""
+"""GET /metrics: Prometheus text format (docs/monitoring.md describes each metric)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from tenure_server.api.dependencies import CallerDep, MonitoringDep, TelemetryDep
+from tenure_server.api.dependencies import CallerDep, MonitoringDep, RepositoryDep, TelemetryDep
+from tenure_server.api.health import check_ready
 from tenure_server.app.telemetry import Gauge, state_gauges
+from tenure_server.domain.errors import StorageUnavailable
 from tenure_server.domain.principals import EVERY_NAMESPACE
 
 router = APIRouter()
@@ -14,9 +16,13 @@ router = APIRouter()
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(
-    caller: CallerDep, monitoring: MonitoringDep, telemetry: TelemetryDep
+    caller: CallerDep,
+    monitoring: MonitoringDep,
+    telemetry: TelemetryDep,
+    repository: RepositoryDep,
 ) -> Response:
-    """Counters of this replica (all its workers) and state gauges read from the database."""
+    """Counters and pool gauges of this replica (all its workers), its readiness, and state
+    gauges read from the database."""
     # Metrics name every lease and job: they are for callers that may read every name.
     caller.require("reader", "read metrics", EVERY_NAMESPACE)
 
@@ -26,5 +32,12 @@ async def metrics(
         )
         return state_gauges(overview, await monitoring.history.delivery_backlog())
 
-    await telemetry.gauges.refresh(read)
+    async def ready() -> bool:
+        try:
+            await check_ready(repository)
+        except StorageUnavailable:
+            return False
+        return True
+
+    await telemetry.gauges.refresh(read, ready)
     return Response(telemetry.exposition(), media_type=CONTENT_TYPE_LATEST)

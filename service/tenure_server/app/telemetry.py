@@ -1,6 +1,6 @@
 """Prometheus metrics and the event sink that feeds them and the structured logs.
 
-Two kinds of metrics, chosen for what each must mean (docs/metrics.md lists every one):
+Three kinds of metrics, chosen for what each must mean (docs/monitoring.md lists every one):
 
 - Counters and histograms count what this process served (acquisitions, refusals, takeovers,
   request latency, …). Under several uvicorn workers they are shared through prometheus-client's
@@ -9,7 +9,10 @@ Two kinds of metrics, chosen for what each must mean (docs/metrics.md lists ever
   sees the whole replica whichever worker answers. Sum them over replicas in PromQL.
 - Gauges of state (job status, lease age, open alerts) are read from the database, the one
   authority, when /metrics is scraped, cached for `metrics_cache_seconds`. Every replica reports
-  the same values: aggregate them with max(), not sum().
+  the same values: aggregate them with max(), not sum(). `tenure_ready` is read with them: 1 when
+  this replica passes the /readyz check.
+- Gauges of this replica's database pools (app/pool_gauges.py): every worker's own figures,
+  summed over the live workers; sum them over replicas too.
 
 Label values are bounded: lease and job names (never holders, window keys or resources), and at
 most MAX_NAMES distinct names per label per process; later names are counted under "_other".
@@ -31,6 +34,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from tenure_server.app.pool_gauges import PoolGauges, forget_dead_workers
 from tenure_server.app.status import Overview
 from tenure_server.domain.alerts import ALERT_KINDS
 from tenure_server.domain.errors import TenureError
@@ -216,13 +220,24 @@ class DatabaseGauges:
         self._taken_at: float | None = None
         self._gauges: tuple[Gauge, ...] = ()
         self._up = 0.0
+        self._ready = 0.0
         self._refreshing = asyncio.Lock()
 
-    async def refresh(self, read: Callable[[], Awaitable[Iterable[Gauge]]]) -> None:
-        """Read the gauges again when the snapshot is older than the cache time; one reader at a
-        time, so a burst of scrapes costs one read."""
+    async def refresh(
+        self,
+        read: Callable[[], Awaitable[Iterable[Gauge]]],
+        ready: Callable[[], Awaitable[bool]],
+    ) -> None:
+        """Check readiness and read the gauges again when the snapshot is older than the cache
+        time; one reader at a time, so a burst of scrapes costs one check and one read."""
         async with self._refreshing:
             if not self.stale():
+                return
+            self._ready = 1.0 if await ready() else 0.0
+            if not self._ready:
+                # Unreachable or behind this version's schema: a read would wait as long again,
+                # or read tables this version does not know.
+                self.failed()
                 return
             try:
                 self.update(await read())
@@ -250,6 +265,11 @@ class DatabaseGauges:
         )
         up.add_metric([], self._up)
         yield up
+        ready = GaugeMetricFamily(
+            "tenure_ready", "1 when this replica is ready: the /readyz check passes."
+        )
+        ready.add_metric([], self._ready)
+        yield ready
         for gauge in self._gauges:
             family = GaugeMetricFamily(gauge.name, gauge.doc, labels=list(gauge.labels))
             for values, value in gauge.samples:
@@ -348,17 +368,23 @@ def job_state_samples(
 
 
 class Telemetry:
-    """Everything observability an app owns: counters, the event sink, the database gauges."""
+    """Everything observability an app owns: counters, the event sink, the database and pool
+    gauges."""
 
     def __init__(self, cache_seconds: float) -> None:
         self.metrics = Metrics()
         self.sink = TelemetrySink(self.metrics)
         self.gauges = DatabaseGauges(cache_seconds)
         self.metrics.registry.register(self.gauges)
+        # Sampled in the background too when workers share the metrics: a scrape reaches one.
+        self.pool = PoolGauges(self.metrics.registry, shared=bool(os.environ.get(MULTIPROCESS_ENV)))
 
     def exposition(self) -> bytes:
         """The text format of every metric: this process's (or all workers') and the gauges."""
-        if os.environ.get(MULTIPROCESS_ENV):
+        self.pool.sample()
+        folder = os.environ.get(MULTIPROCESS_ENV)
+        if folder:
+            forget_dead_workers(folder)
             registry = CollectorRegistry()
             MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # unannotated upstream
             registry.register(self.gauges)

@@ -150,7 +150,10 @@ def create_app(settings: Settings) -> FastAPI:
             operations = Operations(repository, notifications, app.state.sink, coalescing)
             app.state.operations = operations
             app.state.limits = settings.limits
-            async with monitoring(app, settings, repository, operations):
+            async with (
+                monitoring(app, settings, repository, operations),
+                app.state.telemetry.pool.watching(pool),
+            ):
                 with _drain_on_signals(operations.drain, hub.close), _startup_heap_frozen():
                     yield
         finally:
