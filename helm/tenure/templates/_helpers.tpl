@@ -169,3 +169,10 @@ The migration Job's name; Job names become a label value, so they too stay withi
 {{- define "tenure.migrationJobName" -}}
 {{- printf "%s-migrate" (include "tenure.fullname" . | trunc 55 | trimSuffix "-") }}
 {{- end }}
+
+{{/*
+The Grafana dashboard ConfigMap's name, within 63 characters.
+*/}}
+{{- define "tenure.dashboardName" -}}
+{{- printf "%s-dashboard" (include "tenure.fullname" . | trunc 53 | trimSuffix "-") }}
+{{- end }}
