@@ -48,6 +48,7 @@ from tenure_server.db.pool import create_pool, start_embedded
 from tenure_server.db.repository import Repository
 from tenure_server.domain.ratelimit import RateLimiter
 from tenure_server.server.settings import Settings
+from tenure_server.server.tracing import Tracing
 
 _log = logging.getLogger("tenure.server")
 
@@ -125,7 +126,10 @@ def _startup_heap_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
+    """The service's app. `tracing`: where its traces go; by default where the OTEL_* variables
+    say, and none without them (server/tracing.py)."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         dsn = await database_url(settings)
@@ -185,6 +189,9 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(RequestEdge, metrics=telemetry.metrics, max_bytes=settings.max_body_bytes)
     for router in (windows.router, windows.resolver, health.router):
         app.include_router(router)
+    tracing = Tracing.from_environment() if tracing is None else tracing
+    if tracing is not None:
+        tracing.install(app)
     return app
 
 

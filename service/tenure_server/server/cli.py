@@ -25,6 +25,7 @@ from tenure_server.db.migrate import migrate
 from tenure_server.server import logs
 from tenure_server.server.app import create_app, database_url
 from tenure_server.server.settings import Settings
+from tenure_server.server.tracing import Tracing, TracingUnavailable
 from tenure_server.server.transport import RoundHttpToolsProtocol
 
 _log = logging.getLogger("tenure.server")
@@ -49,11 +50,18 @@ def _configure_logging(settings: Settings) -> None:
     logs.configure(settings.log_level, settings.log_format)
 
 
+def tracing_from_environment() -> Tracing | None:
+    try:
+        return Tracing.from_environment()
+    except TracingUnavailable as error:
+        raise ConfigurationError(f"tracing: {error}") from None
+
+
 def app_from_environment() -> FastAPI:
     """The factory each uvicorn worker calls: settings come from the environment."""
     settings = load_settings()
     _configure_logging(settings)
-    return create_app(settings)
+    return create_app(settings, tracing_from_environment())
 
 
 def _exit_normally(signum: int, _frame: object) -> None:
@@ -63,6 +71,8 @@ def _exit_normally(signum: int, _frame: object) -> None:
 def serve(host: str | None = None, port: int | None = None, workers: int | None = None) -> None:
     settings = load_settings(host=host, port=port, workers=workers)
     _configure_logging(settings)
+    # Checked before anything starts, workers or not: a tracing misconfiguration stops here.
+    tracing = tracing_from_environment()
     if settings.database_url is None:
         # Start the embedded database once here; workers find it through the environment.
         url = asyncio.run(database_url(settings))
@@ -90,7 +100,7 @@ def serve(host: str | None = None, port: int | None = None, workers: int | None 
         "access_log": False,
     }
     if settings.workers == 1:
-        uvicorn.run(create_app(settings), **options)
+        uvicorn.run(create_app(settings, tracing), **options)
     else:
         _share_metrics_between_workers()
         uvicorn.run(

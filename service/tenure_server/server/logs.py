@@ -5,13 +5,15 @@
      "previous_holder": "a", "previous_generation": 7}
 
 Fields come from `extra=` of the logging call; `event` names what happened. `configure` installs
-the formatter on the root logger, so uvicorn's own messages come out as JSON too.
+the formatter on the root logger, so uvicorn's own messages come out as JSON too. With traces on
+(server/tracing.py), a line written while a span is current also has `trace_id` and `span_id`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -41,6 +43,23 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def include_trace_ids(current: Callable[[], tuple[str, str] | None]) -> Callable[[], None]:
+    """Give each record made from now on the `trace_id` and `span_id` that `current` returns (if
+    any) when it is made, in the code that logs; the function returned undoes it. Without this,
+    records carry no such field and logging pays nothing for traces."""
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        ids = current()
+        if ids is not None:
+            record.trace_id, record.span_id = ids
+        return record
+
+    logging.setLogRecordFactory(factory)
+    return lambda: logging.setLogRecordFactory(previous)
 
 
 def configure(level: str, fmt: LogFormat = "json") -> None:
