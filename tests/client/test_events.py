@@ -1,0 +1,120 @@
+"""`AsyncTenure.events()` against the real service over HTTP: it sees lease and window events
+(namespace filtered), resumes after the last event id it was given, and reconnects by itself
+when the service goes away and comes back."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tenure import AsyncTenure, StreamEvent
+from tenure._events import CONNECTED
+from tests.support.processes import free_port, running, tenure_command, without_tenure_settings
+
+# Longest wait for an event the test caused.
+EVENT_TIMEOUT = 10.0
+
+
+async def until(stream: AsyncIterator[StreamEvent], kind: str) -> list[StreamEvent]:
+    """The events read up to and including the first of type `kind`."""
+    seen: list[StreamEvent] = []
+    async with asyncio.timeout(EVENT_TIMEOUT):
+        while True:
+            seen.append(await anext(stream))
+            if seen[-1].type == kind:
+                return seen
+
+
+async def test_events_of_a_namespace(service_url: str) -> None:
+    """A stream opens with the client's stream.connected, then carries the namespace's lease
+    grant, window claim and completion and release, with their fields, and nothing else."""
+    async with (
+        AsyncTenure(service_url, holder="watcher") as watcher,
+        AsyncTenure(service_url, holder="worker-1") as worker,
+    ):
+        stream = watcher.events(namespace="billing.")
+        opened = await anext(stream)
+        assert (opened.type, opened.id, opened.data["resumed_from"]) == (CONNECTED, None, None)
+        await worker.acquire("reports.daily", ttl=30)  # another namespace
+        lease = await worker.acquire("billing.close", ttl=30)
+        [granted] = await until(stream, "lease.acquired")
+        assert (granted.name, granted.holder, granted.generation) == (
+            "billing.close",
+            "worker-1",
+            1,
+        )
+        assert granted.id
+        assert granted.at is not None
+
+        await worker.claim_window("billing.close", "2026-12-04", lease)
+        await worker.complete_window("billing.close", "2026-12-04", lease)
+        await worker.release(lease)
+        seen = await until(stream, "lease.released")
+        assert [event.type for event in seen] == [
+            "window.claimed",
+            "window.completed",
+            "lease.released",
+        ]
+        assert {(event.name, event.window) for event in seen[:2]} == {
+            ("billing.close", "2026-12-04")
+        }
+        assert len({event.id for event in [granted, *seen]}) == 4
+        await stream.aclose()  # type: ignore[attr-defined]  # an async generator
+
+
+async def test_resumes_after_the_last_event_id(service_url: str) -> None:
+    """A stream opened with the id of the last event seen gets what happened since, in order."""
+    async with (
+        AsyncTenure(service_url, holder="watcher") as watcher,
+        AsyncTenure(service_url, holder="worker-a") as a,
+        AsyncTenure(service_url, holder="worker-b") as b,
+    ):
+        stream = watcher.events()
+        await anext(stream)
+        lease = await a.acquire("nightly", ttl=30)
+        [*_, seen] = await until(stream, "lease.acquired")
+        await stream.aclose()  # type: ignore[attr-defined]  # an async generator
+
+        await a.release(lease)  # while no stream is open
+        await b.acquire("nightly", ttl=30)
+        resumed = watcher.events(last_event_id=seen.id)
+        opened = await anext(resumed)
+        assert (opened.type, opened.data["resumed_from"]) == (CONNECTED, seen.id)
+        missed = await until(resumed, "lease.acquired")
+        assert [(event.type, event.holder) for event in missed] == [
+            ("lease.released", "worker-a"),
+            ("lease.acquired", "worker-b"),
+        ]
+        await resumed.aclose()  # type: ignore[attr-defined]  # an async generator
+
+
+@pytest.mark.slow
+async def test_reconnects_when_the_service_comes_back(database_url: str) -> None:
+    """The service stops while a stream is open and starts again on the same port: the iterator
+    reconnects (stream.connected, resuming from the last id) and goes on with new events."""
+    port = free_port()
+    command = tenure_command(port)
+    env = without_tenure_settings() | {
+        "TENURE_DATABASE_URL": database_url,
+        "TENURE_LOG_LEVEL": "warning",
+    }
+    url = f"http://127.0.0.1:{port}"
+    async with AsyncTenure(url, holder="watcher") as watcher, AsyncTenure(url, holder="w") as w:
+        with running(command, port, env=env, output=subprocess.DEVNULL):
+            stream = watcher.events()
+            await anext(stream)
+            await w.acquire("first", ttl=30)
+            [*_, before] = await until(stream, "lease.acquired")
+            pending = asyncio.ensure_future(until(stream, CONNECTED))
+        # Stopped: the iterator retries until the service listens again.
+        with running(command, port, env=env, output=subprocess.DEVNULL):
+            reopened = await pending
+            assert reopened[-1].data["resumed_from"] == before.id
+            await w.acquire("second", ttl=30)
+            after = await until(stream, "lease.acquired")
+            assert after[-1].name == "second"
+            assert {event.type for event in after} <= {"stream.reset", "lease.acquired"}
+            await stream.aclose()  # type: ignore[attr-defined]  # an async generator
