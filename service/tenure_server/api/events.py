@@ -55,7 +55,8 @@ header wins)."""
 
 
 class EventStreamResponse(StreamingResponse):
-    """A stream whose sends are bounded once its consumer was dropped (see FAREWELL_SECONDS)."""
+    """A stream that gives up FAREWELL_SECONDS after its consumer was dropped, even in the
+    middle of a send that waits for the consumer to read."""
 
     media_type = MEDIA_TYPE
 
@@ -67,21 +68,19 @@ class EventStreamResponse(StreamingResponse):
         self._subscription = subscription
 
     async def stream_response(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        loop = asyncio.get_running_loop()
         try:
-            async for chunk in self._content:
-                await self._send(send, chunk, more=True)
-            await self._send(send, b"", more=False)
+            async with asyncio.timeout(None) as deadline:
+                self._subscription.when_dropped = lambda: deadline.reschedule(
+                    loop.time() + FAREWELL_SECONDS
+                )
+                start = {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+                await send(start)
+                async for chunk in self._content:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         except TimeoutError:
             return  # the server closes the connection of a response left incomplete
-
-    async def _send(self, send: Send, body: bytes, *, more: bool) -> None:
-        message = {"type": "http.response.body", "body": body, "more_body": more}
-        if self._subscription.ending != "slow-consumer":
-            await send(message)
-            return
-        async with asyncio.timeout(FAREWELL_SECONDS):
-            await send(message)
 
 
 async def _frames(

@@ -161,6 +161,8 @@ class Subscription:
         self._ready = asyncio.Event()
         self.ending: Ending | None = None
         self.last_event_id: str | None = None
+        # Called once if the stream is dropped (its sender bounds what it still sends).
+        self.when_dropped: Callable[[], None] | None = None
 
     def offer(self, event_id: str | None, data: bytes) -> bool:
         """Queue a frame; False when the queue is full."""
@@ -181,6 +183,8 @@ class Subscription:
         self.ending = ending
         self._frames.clear()
         self._ready.set()
+        if ending == "slow-consumer" and self.when_dropped is not None:
+            self.when_dropped()
 
     async def take(self, wait_seconds: float) -> bytes:
         """What is queued, as one chunk; empty after `wait_seconds` with nothing, or once ended."""

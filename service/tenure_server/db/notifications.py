@@ -25,6 +25,7 @@ from tenure_server.domain.errors import StorageUnavailable
 
 CHANNEL = "tenure_lease_released"
 EVENTS_CHANNEL = "tenure_events"
+LISTENER_NAME = "tenure-listener"
 QUERIES = load("events.sql")
 FALLBACK_POLL_SECONDS = 1.0
 _RECONNECT_DELAY_SECONDS = 1.0
@@ -113,7 +114,10 @@ class ReleaseNotifications:
             await asyncio.sleep(_RECONNECT_DELAY_SECONDS)
 
     async def _listen_until_disconnected(self) -> None:
-        connection = await asyncpg.connect(self._dsn)
+        # Named, so that operators (and tests) can find it in pg_stat_activity.
+        connection = await asyncpg.connect(
+            self._dsn, server_settings={"application_name": LISTENER_NAME}
+        )
         closed = asyncio.Event()
         connection.add_termination_listener(lambda _connection: closed.set())
         try:
