@@ -6,6 +6,8 @@
                 temporary folder; databases made and dropped on it; pgserver's programs
     payments    the fenced downstream app, which is the documented example
                 (examples/payments_api.py), run as a process of its own
+    prometheus  a real Prometheus (Debian's package) scraping given targets and evaluating rule
+                files every second, and its HTTP API (queries, rules, alerts)
 
 Nothing here imports pytest: chaos runs as `python -m chaos.run` from the repository's root, and
 the bench scripts put the root on `sys.path`, so both import `tests.support` as tests do.
