@@ -56,8 +56,11 @@ from tenure._propagation import fencing_token
 from tenure._renewal import LeaseClock, renewal_verdict
 from tenure._retry import NO_RETRY, RetryPolicy
 from tenure._tokens import fencing_headers, format_token
+from tenure._tracing import current_context
 
 if TYPE_CHECKING:
+    from opentelemetry.context import Context
+
     from tenure._client import ClientBase
 
 __all__ = ["LOCAL_POLL_SECONDS", "LostCallback"]
@@ -107,6 +110,7 @@ class _Handle:
         self._exiting = False  # leaving the block: the renewer no longer interrupts it
         self._closed = False  # left the block: `lost` no longer changes
         self._fencing: AbstractContextManager[str] = nullcontext("")
+        self._trace_context: Context | None = None  # what the renewals are sent under
 
     # What the block asks ----------------------------------------------------------------------
 
@@ -185,6 +189,7 @@ class _Handle:
             self._clock.acquired(sent_at)
         # Requests made inside the block through a client with the fencing hook carry the token.
         self._fencing = fencing_token(self.name, lease.generation)
+        self._trace_context = current_context()
 
     def _local_refusal(self) -> LeaseHeld:
         return LeaseHeld(

@@ -24,6 +24,7 @@ import uvicorn
 from tenure import Tenure, resolve_window
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
+from tenure_server.server.tracing import Tracing
 from tenure_server.server.transport import RoundHttpToolsProtocol
 from tests.support.processes import TENURE
 
@@ -47,17 +48,17 @@ def recent_daily_schedule() -> tuple[str, str, str]:
 
 
 class LiveService:
-    """`create_app(settings)` served by uvicorn in a thread with its own event loop, over the
-    HTTP protocol `tenure serve` uses."""
+    """`create_app(settings, tracing)` served by uvicorn in a thread with its own event loop,
+    over the HTTP protocol `tenure serve` uses."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, tracing: Tracing | None = None) -> None:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            create_app(settings),
+            create_app(settings, tracing),
             loop="asyncio",
             http=RoundHttpToolsProtocol,
             ws="none",

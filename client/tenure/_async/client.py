@@ -41,6 +41,7 @@ from tenure._models import (
     Window,
 )
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
+from tenure._tracing import trace_headers
 from tenure.schedule import KeyFormat
 
 __all__ = ["AsyncTenure"]
@@ -131,6 +132,7 @@ class AsyncTenure(ClientBase):
                 request.path,
                 json=request.json,
                 params=request.params,
+                headers=trace_headers(),
                 timeout=http_timeout + request.wait,
             )
         except httpx.TransportError as error:

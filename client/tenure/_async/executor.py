@@ -12,6 +12,7 @@ from tenure._config import DEFAULT_TTL
 from tenure._errors import LeaseHeld, WindowCompleted
 from tenure._executor import Occurrences, RunContext, RunResult, with_lease
 from tenure._models import JobSpec
+from tenure._tracing import run_span
 
 if TYPE_CHECKING:
     from tenure._async.client import AsyncTenure
@@ -41,9 +42,10 @@ async def arun_once(
     `AsyncTenure` client (`arun_once`), `fn` is a coroutine function, cancelled if the lease is
     lost. What each outcome means: `tenure._executor`, docs/client.md.
     """
-    if register is not None:
-        await client.register_job(job, with_lease(register, lease))
     async with contextlib.AsyncExitStack() as stack:
+        stack.enter_context(run_span(job, window))
+        if register is not None:
+            await client.register_job(job, with_lease(register, lease))
         try:
             handle = await stack.enter_async_context(
                 client.lease(

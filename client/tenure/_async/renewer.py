@@ -11,6 +11,7 @@ from tenure._concurrency import AsyncCondition, AsyncDeadline, AsyncWorker, agat
 from tenure._errors import LeaseLost, TenureError
 from tenure._renewer import Batch, RenewalSchedule, split, timed_out
 from tenure._retry import NO_RETRY
+from tenure._tracing import attached
 
 if TYPE_CHECKING:
     from tenure._async.client import AsyncTenure
@@ -77,6 +78,11 @@ class AsyncRenewer:
             await agather(self._send, batches)
 
     async def _send(self, batch: Batch[AsyncLeaseHandle]) -> None:
+        # In the trace the (first) holding was acquired in: a batch renews for several at once.
+        with attached(batch[0].handle._trace_context):
+            await self._renew(batch)
+
+    async def _renew(self, batch: Batch[AsyncLeaseHandle]) -> None:
         async with self._changed:
             # Without the handles whose block ended while earlier batches were sent.
             batch = self._schedule.registered(batch)

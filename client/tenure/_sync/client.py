@@ -42,6 +42,7 @@ from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
 from tenure._sync.events import follow
 from tenure._sync.lease import LeaseHandle
 from tenure._sync.renewer import Renewer
+from tenure._tracing import trace_headers
 from tenure.schedule import KeyFormat
 
 __all__ = ["Tenure"]
@@ -130,6 +131,7 @@ class Tenure(ClientBase):
                 request.path,
                 json=request.json,
                 params=request.params,
+                headers=trace_headers(),
                 timeout=http_timeout + request.wait,
             )
         except httpx.TransportError as error:

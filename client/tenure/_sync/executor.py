@@ -13,6 +13,7 @@ from tenure._config import DEFAULT_TTL
 from tenure._errors import LeaseHeld, WindowCompleted
 from tenure._executor import Occurrences, RunContext, RunResult, with_lease
 from tenure._models import JobSpec
+from tenure._tracing import run_span
 
 if TYPE_CHECKING:
     from tenure._sync.client import Tenure
@@ -42,9 +43,10 @@ def run_once(
     `AsyncTenure` client (`arun_once`), `fn` is a coroutine function, cancelled if the lease is
     lost. What each outcome means: `tenure._executor`, docs/client.md.
     """
-    if register is not None:
-        client.register_job(job, with_lease(register, lease))
     with contextlib.ExitStack() as stack:
+        stack.enter_context(run_span(job, window))
+        if register is not None:
+            client.register_job(job, with_lease(register, lease))
         try:
             handle = stack.enter_context(
                 client.lease(

@@ -12,6 +12,7 @@ from tenure._concurrency import Condition, Deadline, Worker, gather
 from tenure._errors import LeaseLost, TenureError
 from tenure._renewer import Batch, RenewalSchedule, split, timed_out
 from tenure._retry import NO_RETRY
+from tenure._tracing import attached
 
 if TYPE_CHECKING:
     from tenure._sync.client import Tenure
@@ -76,6 +77,11 @@ class Renewer:
             gather(self._send, batches)
 
     def _send(self, batch: Batch[LeaseHandle]) -> None:
+        # In the trace the (first) holding was acquired in: a batch renews for several at once.
+        with attached(batch[0].handle._trace_context):
+            self._renew(batch)
+
+    def _renew(self, batch: Batch[LeaseHandle]) -> None:
         with self._changed:
             # Without the handles whose block ended while earlier batches were sent.
             batch = self._schedule.registered(batch)
