@@ -20,6 +20,7 @@ What is asserted, through Prometheus's HTTP API:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -221,14 +222,20 @@ def live(prometheus_binary: None, database: str) -> Iterator[Live]:
 
 def test_every_dashboard_target_returns_data(live: Live) -> None:
     """Each panel's expression, with the dashboard's variables at "All" and a one-minute rate
-    window, returns at least one series with a finite value; each variable's selector returns
-    series."""
-    empty = []
-    for target in dashboard_targets(DASHBOARD):
-        result = live.prometheus.query(target.expression)
-        if not finite(result):
-            empty.append(f"{target.panel}: {target.expression} -> {result}")
-    assert not empty, "\n".join(empty)
+    window, returns at least one series with a finite value (the alerts panel once the rules
+    have fired); each variable's selector returns series."""
+    targets = dashboard_targets(DASHBOARD)
+
+    def empty() -> list[str]:
+        return [
+            f"{target.panel}: {target.expression} -> {result}"
+            for target in targets
+            if not finite(result := live.prometheus.query(target.expression))
+        ]
+
+    with contextlib.suppress(TimeoutError):
+        live.prometheus.wait_for(lambda: not empty())
+    assert not empty(), "\n".join(empty())
 
 
 def test_every_alert_expression_evaluates_on_live_series(live: Live) -> None:
