@@ -1,6 +1,6 @@
 """`AsyncTenure.events()` against the real service over HTTP: it sees lease and window events
 (namespace filtered), resumes after the last event id it was given, and reconnects by itself
-when the service goes away and comes back."""
+when the service goes away and comes back, or drops it for falling behind."""
 
 from __future__ import annotations
 
@@ -11,17 +11,25 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tenure import AsyncTenure, StreamEvent
-from tenure._events import CONNECTED
+from tenure._events import CONNECTED, DROPPED, RESET
+from tenure_server.app.stream import EventHub
+from tenure_server.domain.events import LeaseEvent
+from tenure_server.server.app import create_app
+from tenure_server.server.settings import Settings
+from tests.api.event_streams import served
+from tests.integration.test_monitor import eventually
 from tests.support.processes import free_port, running, tenure_command, without_tenure_settings
 
 # Longest wait for an event the test caused.
 EVENT_TIMEOUT = 10.0
 
 
-async def until(stream: AsyncIterator[StreamEvent], kind: str) -> list[StreamEvent]:
+async def until(
+    stream: AsyncIterator[StreamEvent], kind: str, within: float = EVENT_TIMEOUT
+) -> list[StreamEvent]:
     """The events read up to and including the first of type `kind`."""
     seen: list[StreamEvent] = []
-    async with asyncio.timeout(EVENT_TIMEOUT):
+    async with asyncio.timeout(within):
         while True:
             seen.append(await anext(stream))
             if seen[-1].type == kind:
@@ -117,4 +125,46 @@ async def test_reconnects_when_the_service_comes_back(database_url: str) -> None
             after = await until(stream, "lease.acquired")
             assert after[-1].name == "second"
             assert {event.type for event in after} <= {"stream.reset", "lease.acquired"}
+            await stream.aclose()  # type: ignore[attr-defined]  # an async generator
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_a_dropped_stream_reconnects_from_the_id_it_names(database_url: str) -> None:
+    """A reader that stops reading while thousands of events arrive is dropped by the service;
+    the iterator yields stream.dropped (naming the last event it was sent), reconnects from that
+    id and goes on with new events."""
+    settings = Settings(
+        database_url=database_url, events_subscriber_queue=4, events_buffer_size=100_000
+    )
+    app = create_app(settings)
+    async with served(app) as http:
+        hub: EventHub = app.state.events
+        url = str(http.base_url).rstrip("/")
+        async with AsyncTenure(url, holder="watcher") as watcher, AsyncTenure(url) as worker:
+            stream = watcher.events()
+            await anext(stream)
+            # Far more than the socket buffers hold (about 20 MB), while nothing is read.
+            for index in range(20_000):
+                hub.record(LeaseEvent("acquired", f"flood-{index:05}-" + "x" * 1000, "h", index))
+            await eventually(lambda: hub.dropped_streams == 1, within=60)
+            seen = await until(stream, DROPPED, within=60)
+            # The last event sent before the drop (none if its queue filled at once).
+            last_sent = seen[-2].id if len(seen) > 1 else None
+            assert (seen[-1].data["last_event_id"] or None) == last_sent
+            reopened = await anext(stream)
+            assert (reopened.type, reopened.data["resumed_from"]) == (CONNECTED, last_sent)
+            await worker.acquire("after-the-drop", ttl=30)
+            # The flood's tail comes first (and may get this reader dropped again: the iterator
+            # goes on all the same).
+            after: list[StreamEvent] = []
+            async with asyncio.timeout(90):
+                while not after or after[-1].name != "after-the-drop":
+                    after.append(await anext(stream))
+            assert {event.type for event in after} <= {
+                RESET,
+                DROPPED,
+                CONNECTED,
+                "lease.acquired",
+            }
             await stream.aclose()  # type: ignore[attr-defined]  # an async generator
