@@ -231,5 +231,5 @@ def render(overview: Overview) -> str:
         f"<span id='live' class='live' data-state='off'>refreshes every {REFRESH_SECONDS} s"
         "</span></header>"
         f"<main><div class='chips'>{chips}</div>{''.join(sections)}</main>"
-        f"<script>{SCRIPT}</script></body></html>"
+        f"<script id='live-updates'>{SCRIPT}</script></body></html>"
     )
