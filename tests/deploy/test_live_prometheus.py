@@ -102,9 +102,9 @@ class Drive:
         self.post("/v1/fences/ledger/verify", {"lease": lease, "generation": generation}, status)
 
     def register(self, job: str, *, overdue: bool) -> None:
-        """A daily job. An overdue one has its occurrence an hour ago and a 60 s deadline, and is
+        """A daily job with a 60 s deadline. An overdue one had its occurrence an hour ago and is
         registered as if two days ago (an occurrence before registration is never missed): its
-        current window is missed."""
+        current window is missed. Another one's next occurrence is half a day away."""
         occurrence = datetime.now(UTC) - timedelta(hours=1 if overdue else -12)
         body = {
             "schedule": f"{occurrence.minute} {occurrence.hour} * * *",
