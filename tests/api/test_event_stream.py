@@ -17,7 +17,7 @@ from tenure_server.db.notifications import LISTENER_NAME
 from tenure_server.domain.events import LeaseEvent
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.api.event_streams import STREAM, served, stream
+from tests.api.event_streams import STREAM, EventReader, served, stream
 from tests.api.test_leases import held, release
 from tests.auth.conftest import bearer, tokens_toml
 from tests.integration.test_monitor import complete, eventually, fast_settings, overdue_job, sql
@@ -209,13 +209,11 @@ async def test_last_event_id_resumes_right_after_that_event(client: httpx.AsyncC
 
 async def test_a_consumer_that_does_not_read_is_dropped(database_url: str) -> None:
     """A stream whose consumer stops reading fills its queue and is dropped: the hub forgets it
-    (its memory is freed) and, once the consumer reads again, its last event is
-    stream.dropped naming the last event it was sent."""
-    settings = Settings(
-        database_url=database_url, events_subscriber_queue=4, events_buffer_size=100_000
-    )
+    (its memory is freed) while a consumer that reads goes on; once the slow one reads again,
+    its last event is stream.dropped naming the last event it was sent."""
+    settings = Settings(database_url=database_url, events_subscriber_queue=100)
     app = create_app(settings)
-    async with served(app) as client:
+    async with served(app) as client, stream(client) as reading:
         hub: EventHub = app.state.events
         # A small receive buffer, set before connecting (the kernel would grow it otherwise),
         # and a reader that buffers little: once they are full, the consumer reads nothing.
@@ -226,19 +224,30 @@ async def test_a_consumer_that_does_not_read_is_dropped(database_url: str) -> No
         reader, writer = await asyncio.open_connection(sock=sock, limit=4096)
         writer.write(f"GET {STREAM} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
         await writer.drain()
-        await eventually(lambda: hub.streams == 1)
-        # Far more than the socket buffers hold (about 20 MB of frames).
-        for index in range(20_000):
-            hub.record(LeaseEvent("acquired", f"flood-{index:05}-" + "x" * 1000, "h", index))
-        await eventually(lambda: hub.dropped_streams == 1, within=30)
-        assert hub.streams == 0
+        await eventually(lambda: hub.streams == 2)
+        keeping_up = asyncio.create_task(drain(reading))
+        # Bursts well under the queue, of large events, until the socket buffers are full.
+        for burst in range(400):
+            for index in range(40):
+                hub.record(LeaseEvent("acquired", f"flood-{burst}-{index}-" + "x" * 3000, "h", 1))
+            await asyncio.sleep(0.1)
+            if hub.dropped_streams:
+                break
+        assert hub.dropped_streams == 1
+        assert hub.streams == 1  # the reading consumer's: the slow one is forgotten
         body = await asyncio.wait_for(reader.read(), 10)  # to the end: the server closed it
         writer.close()
+        keeping_up.cancel()
     text = unchunked(body).decode()
     tail = text.rstrip("\n").rsplit("\n\n", 1)[-1]
     assert tail.startswith("event: stream.dropped\n"), tail[-500:]
     last_id = text.rsplit("id: ", 1)[-1].split("\n", 1)[0]
     assert f'"last_event_id":"{last_id}"' in tail
+
+
+async def drain(events: EventReader) -> None:
+    while await events.next(within=60) is not None:
+        pass
 
 
 def unchunked(response: bytes) -> bytes:

@@ -71,5 +71,14 @@ class Releases(Protocol):
     def subscribe(self, name: str) -> AbstractContextManager[asyncio.Event]: ...
 
 
+class EventChannel(Protocol):
+    """Where the event stream's batches are published to every replica (db.notifications:
+    NOTIFY on the listening connection)."""
+
+    @property
+    def listening(self) -> bool: ...
+    async def publish_events(self, payloads: list[str]) -> None: ...
+
+
 class Store(LeaseStore, WindowStore, FenceStore, Protocol):
     """Every port at once: what `Operations` is built from."""

@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
+from tenure_server.app.ports import EventChannel
 from tenure_server.domain.errors import ShuttingDown, TenureError
 from tenure_server.domain.events import AlertEvent, Event, EventSink, LeaseEvent, WindowEvent
 
@@ -52,15 +53,9 @@ LEASE_TYPES = {
     "released": "lease.released",
     "renew_refused": "lease.lost",
 }
+# While events are being lost (the database down), one warning per interval, not per event.
+WARNING_INTERVAL_SECONDS = 10.0
 Ending = Literal["slow-consumer", "shutting-down"]
-
-
-class EventChannel(Protocol):
-    """Where batches are published (db.notifications)."""
-
-    @property
-    def listening(self) -> bool: ...
-    async def publish_events(self, payloads: list[str]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +210,7 @@ class EventHub:
         self._task: asyncio.Task[None] | None = None
         self.dropped_events = 0
         self.dropped_streams = 0
+        self._warned_at = -WARNING_INTERVAL_SECONDS
 
     @property
     def streams(self) -> int:
@@ -230,9 +226,11 @@ class EventHub:
         self._outgoing.append((event, self._clock()))
 
     def _lost(self, count: int, why: str) -> None:
-        if self._gap is None:
-            _log.warning("event stream: %s; dropping events", why)
         self.dropped_events += count
+        now = time.monotonic()
+        if now - self._warned_at >= WARNING_INTERVAL_SECONDS:
+            self._warned_at = now
+            _log.warning("event stream: %s; %d events dropped so far", why, self.dropped_events)
         self._gap = f"{why} on replica {self.publisher}: events were dropped"
 
     # Publishing (one background task).
@@ -256,50 +254,52 @@ class EventHub:
         """Send what was recorded, in batches; while the channel is down, keep it buffered."""
         if not channel.listening:
             return
-        batches = list(self._batches())
+        batches = list(self.take_batches())
         try:
             await channel.publish_events([payload for payload, _ in batches])
         except TenureError as error:
             self._lost(sum(count for _, count in batches), error.detail)
 
-    def _batches(self) -> Iterator[tuple[str, int]]:
+    def take_batches(self) -> Iterator[tuple[str, int]]:
         """The outgoing events as JSON arrays of at most MAX_PAYLOAD_BYTES, each with its count
         of events; a reset marker first when events were lost before."""
         items: list[str] = []
-        size = 2
         if self._gap is not None:
             items.append(_json({"reset": self._gap}))
-            size += len(items[0])
             self._gap = None
+        size, count = 2 + sum(len(item) + 1 for item in items), 0
         while self._outgoing:
-            event, at = self._outgoing.popleft()
-            found = streamed(event, at)
-            assert found is not None  # record() keeps only streamed events
-            name, data = found
-            event_id = f"{self.publisher}-{next(self._sequence)}"
-            item = _json({"id": event_id, "name": name, "data": data})
+            item = self._item(*self._outgoing.popleft())
             if len(item) + 3 > MAX_PAYLOAD_BYTES:
                 self._lost(1, "an event too large for a notification")
                 continue
             if items and size + len(item) + 1 > MAX_PAYLOAD_BYTES:
-                yield "[" + ",".join(items) + "]", len(items)
-                items, size = [], 2
+                yield "[" + ",".join(items) + "]", count
+                items, size, count = [], 2, 0
             items.append(item)
-            size += len(item) + 1
+            size, count = size + len(item) + 1, count + 1
         if items:
-            yield "[" + ",".join(items) + "]", len(items)
+            yield "[" + ",".join(items) + "]", count
+
+    def _item(self, event: Event, at: float) -> str:
+        found = streamed(event, at)
+        assert found is not None  # record() keeps only streamed events
+        name, data = found
+        return _json({"id": f"{self.publisher}-{next(self._sequence)}", "name": name, "data": data})
 
     # Receiving (the channel's listener).
     def deliver(self, payload: str) -> None:
         try:
             items = json.loads(payload)
-            for item in items:
+            for item in items if isinstance(items, list) else [None]:
+                if not isinstance(item, dict):
+                    raise TypeError
                 if "reset" in item:
                     self.reset(str(item["reset"]))
-                else:
-                    data, event_id = item["data"], item["id"]
-                    framed = frame(data["type"], data, event_id)
-                    self._received(_Received(event_id, item["name"], framed))
+                    continue
+                data, event_id = item["data"], str(item["id"])
+                framed = frame(str(data["type"]), data, event_id)
+                self._received(_Received(event_id, str(item["name"]), framed))
         except (ValueError, TypeError, KeyError):
             _log.warning("event stream: ignored a malformed notification")
 
