@@ -115,6 +115,15 @@ async def test_a_refusal_is_traced_with_its_status(
     assert [(s.attributes or {}).get("http.status_code") for s in spans] == [200, 409]
 
 
+async def test_probes_and_scrapes_are_not_traced(
+    traced: httpx.AsyncClient, exporter: InMemorySpanExporter
+) -> None:
+    """/healthz, /readyz and /metrics come every few seconds: no span of theirs."""
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert (await traced.get(path)).status_code == 200, path
+    assert not [s for s in exporter.get_finished_spans() if s.kind is SpanKind.SERVER]
+
+
 async def test_an_incoming_trace_context_is_the_parent_of_the_server_span(
     traced: httpx.AsyncClient, exporter: InMemorySpanExporter
 ) -> None:

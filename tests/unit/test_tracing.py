@@ -13,6 +13,7 @@ import asyncpg
 import pytest
 from fastapi import FastAPI
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanKind
 
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
@@ -68,6 +69,34 @@ def test_the_service_name_defaults_to_tenure_unless_the_variables_name_it(
     assert service_name() == "tenure"
     assert service_name(OTEL_RESOURCE_ATTRIBUTES="service.name=ledger,team=ops") == "ledger"
     assert service_name(OTEL_SERVICE_NAME="payments") == "payments"
+
+
+@pytest.mark.parametrize(
+    ("variables", "root_requests"), [({}, True), ({"OTEL_TRACES_SAMPLER": "always_off"}, False)]
+)
+def test_statements_outside_any_request_are_not_traced(
+    monkeypatch: pytest.MonkeyPatch,
+    no_otel_variables: None,
+    variables: dict[str, str],
+    root_requests: bool,
+) -> None:
+    """A statement span without a parent is dropped; the rest is as OTEL_TRACES_SAMPLER says."""
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    tracing = Tracing.from_environment({"OTEL_TRACES_EXPORTER": "console"})
+    assert tracing is not None
+    tracer = tracing.provider.get_tracer("test")
+    with (
+        tracer.start_as_current_span("GET /", kind=SpanKind.SERVER) as request,
+        tracer.start_as_current_span("SELECT", kind=SpanKind.CLIENT) as inside,
+    ):
+        pass
+    with tracer.start_as_current_span("SELECT", kind=SpanKind.CLIENT) as outside:
+        pass
+    assert request.get_span_context().trace_flags.sampled is root_requests
+    assert inside.get_span_context().trace_flags.sampled is root_requests
+    assert not outside.get_span_context().trace_flags.sampled
+    tracing.provider.shutdown()
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 
+from tenure_server.api.edge import QUIET_PATHS
 from tenure_server.server import logs
 
 if TYPE_CHECKING:
@@ -33,10 +34,16 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.sdk.trace import Span, SpanProcessor, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.trace.sampling import Sampler
+    from opentelemetry.trace import Link, TraceState
+    from opentelemetry.util.types import Attributes
 
 EXTRA = 'pip install "tenure[otel]"'
 DEFAULT_SERVICE_NAME = "tenure"
 _EXPORTERS_GROUP = "opentelemetry_traces_exporter"
+# Probes and scrapes, every few seconds, are not traced unless these variables say what is not.
+NOT_TRACED = ",".join(sorted(QUIET_PATHS))
+_EXCLUDED_URLS_VARIABLES = ("OTEL_PYTHON_FASTAPI_EXCLUDED_URLS", "OTEL_PYTHON_EXCLUDED_URLS")
 # The exporter entry point `otlp` stands for, by OTLP protocol.
 _OTLP_BY_PROTOCOL = {"http/protobuf": "otlp_proto_http", "grpc": "otlp_proto_grpc"}
 
@@ -92,13 +99,18 @@ def _exporter_classes(names: Sequence[str]) -> list[type[SpanExporter]]:
 
 class Tracing:
     """Traces of one app: its `TracerProvider` (nothing global is set: the instrumentations are
-    given it) and the exporters each given a batch span processor while the app runs."""
+    given it), the exporters each given a batch span processor while the app runs, and the
+    URLs not traced (None: as the instrumentation's variables say)."""
 
     def __init__(
-        self, provider: TracerProvider, exporters: Sequence[Callable[[], SpanExporter]] = ()
+        self,
+        provider: TracerProvider,
+        exporters: Sequence[Callable[[], SpanExporter]] = (),
+        excluded_urls: str | None = NOT_TRACED,
     ) -> None:
         self.provider = provider
         self._exporters = exporters
+        self._excluded_urls = excluded_urls
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Tracing | None:
@@ -120,7 +132,10 @@ class Tracing:
         # unknown_service otherwise.
         named = SERVICE_NAME in OTELResourceDetector().detect().attributes
         resource = Resource.create({} if named else {SERVICE_NAME: DEFAULT_SERVICE_NAME})
-        return cls(TracerProvider(resource=resource), exporters)
+        provider = TracerProvider(resource=resource)  # and the sampler OTEL_TRACES_SAMPLER names
+        provider.sampler = statements_in_requests(provider.sampler)
+        excluded = None if any(name in environ for name in _EXCLUDED_URLS_VARIABLES) else NOT_TRACED
+        return cls(provider, exporters, excluded)
 
     def install(self, app: FastAPI) -> None:
         """Instrument `app` (before its first request builds the middleware stack) and run the
@@ -130,7 +145,10 @@ class Tracing:
         # The send/receive spans would double the spans per request and say nothing an
         # acquire's few bytes make worth knowing.
         FastAPIInstrumentor.instrument_app(
-            app, tracer_provider=self.provider, exclude_spans=["receive", "send"]
+            app,
+            tracer_provider=self.provider,
+            excluded_urls=self._excluded_urls,
+            exclude_spans=["receive", "send"],
         )
         inner = app.router.lifespan_context
 
@@ -165,6 +183,36 @@ class Tracing:
             # Also restores what the instrumentation patched beyond the app (BackgroundTask).
             FastAPIInstrumentor.uninstrument_app(app)
             self.provider.shutdown()
+
+
+def statements_in_requests(sampler: Sampler) -> Sampler:
+    """`sampler`, but for the statements run outside any span: those of the monitor, the
+    release listener and the probes, every few seconds, each would be a trace of its own."""
+    from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+    from opentelemetry.trace import SpanKind, get_current_span
+
+    class StatementsInRequests(Sampler):
+        def should_sample(
+            self,
+            parent_context: Context | None,
+            trace_id: int,
+            name: str,
+            kind: SpanKind | None = None,
+            attributes: Attributes = None,
+            links: Sequence[Link] | None = None,
+            trace_state: TraceState | None = None,
+        ) -> SamplingResult:
+            parent = get_current_span(parent_context).get_span_context()
+            if kind is SpanKind.CLIENT and not parent.is_valid:
+                return SamplingResult(Decision.DROP)
+            return sampler.should_sample(
+                parent_context, trace_id, name, kind, attributes, links, trace_state
+            )
+
+        def get_description(self) -> str:
+            return f"StatementsInRequests{{{sampler.get_description()}}}"
+
+    return StatementsInRequests()
 
 
 def _statement_names() -> SpanProcessor:
