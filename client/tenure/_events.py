@@ -169,6 +169,14 @@ class StreamEvent:
         return value if isinstance(value, str) else None
 
 
+def check_media_type(content_type: str) -> None:
+    """Refuse an answer that is not an event stream, as EventSource does (a proxy's page, say)."""
+    if content_type.partition(";")[0].strip().lower() != "text/event-stream":
+        raise UnexpectedResponse(
+            f"not an event stream: {content_type or 'no content type'}", status=200
+        )
+
+
 def stream_params(namespace: str | None) -> dict[str, str]:
     return {} if namespace is None else {"namespace": namespace}
 

@@ -11,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tenure._errors import UnexpectedResponse
-from tenure._events import DROPPED, Message, SSEParser, StreamEvent, resume_point
+from tenure._events import (
+    DROPPED,
+    Message,
+    SSEParser,
+    StreamEvent,
+    check_media_type,
+    resume_point,
+)
 
 # What a field value may hold: anything but line terminators (and NUL, which voids an id); a
 # small alphabet with the characters that matter (spaces, colons, non-ASCII) keeps it fast.
@@ -109,3 +116,16 @@ def test_data_that_is_no_json_object_is_an_unexpected_response(data: str) -> Non
     """The service always sends a JSON object; anything else is a broken answer."""
     with pytest.raises(UnexpectedResponse):
         StreamEvent.of(Message("lease.acquired", data, "1", "1"))
+
+
+@pytest.mark.parametrize("content_type", ["text/event-stream", "Text/Event-Stream; charset=utf-8"])
+def test_an_event_stream_is_accepted(content_type: str) -> None:
+    """The media type is compared without parameters and case."""
+    check_media_type(content_type)
+
+
+@pytest.mark.parametrize("content_type", ["", "text/html", "application/json"])
+def test_anything_else_is_an_unexpected_response(content_type: str) -> None:
+    """An answer that is no event stream (a proxy's page) is refused, as EventSource does."""
+    with pytest.raises(UnexpectedResponse):
+        check_media_type(content_type)

@@ -17,6 +17,7 @@ from tenure._events import (
     STREAM_PATH,
     SSEParser,
     StreamEvent,
+    check_media_type,
     connected,
     resume_headers,
     resume_point,
@@ -54,6 +55,7 @@ async def follow(
                 if response.status_code != 200:
                     content = await response.aread()
                     raise error_from_response(response.status_code, response.headers, content)
+                check_media_type(response.headers.get("content-type", ""))
                 failures = 0
                 yield connected(resume)
                 async for line in response.aiter_lines():

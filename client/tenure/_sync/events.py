@@ -18,6 +18,7 @@ from tenure._events import (
     STREAM_PATH,
     SSEParser,
     StreamEvent,
+    check_media_type,
     connected,
     resume_headers,
     resume_point,
@@ -55,6 +56,7 @@ def follow(
                 if response.status_code != 200:
                     content = response.read()
                     raise error_from_response(response.status_code, response.headers, content)
+                check_media_type(response.headers.get("content-type", ""))
                 failures = 0
                 yield connected(resume)
                 for line in response.iter_lines():

@@ -20,6 +20,7 @@
   let lastEventId = "";
   let pending = null;
   let poll = null;
+  let fetches = 0; // only the latest fetch may swap the page: an older answer may come last
   const changed = new Set();
 
   function show(state, text) {
@@ -46,6 +47,7 @@
 
   async function refresh() {
     pending = null;
+    const mine = ++fetches;
     let response;
     try {
       response = await fetch(location.pathname + location.search, {
@@ -56,7 +58,9 @@
       return; // the next event or poll tries again
     }
     if (!response.ok) return;
-    const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+    const text = await response.text();
+    if (mine !== fetches) return;
+    const fresh = new DOMParser().parseFromString(text, "text/html");
     for (const selector of ["main", "header .clock"]) {
       const now = fresh.querySelector(selector);
       const before = document.querySelector(selector);
