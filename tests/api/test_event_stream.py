@@ -235,6 +235,9 @@ async def test_a_consumer_that_does_not_read_is_dropped(database_url: str) -> No
                 break
         assert hub.dropped_streams == 1
         assert hub.streams == 1  # the reading consumer's: the slow one is forgotten
+        exposition = (await client.get("/metrics")).text
+        assert "tenure_event_streams_dropped_total 1.0" in exposition
+        assert "tenure_event_streams 1.0" in exposition
         body = await asyncio.wait_for(reader.read(), 10)  # to the end: the server closed it
         writer.close()
         keeping_up.cancel()

@@ -14,14 +14,8 @@ from tenure.problems import ProblemType
 from tenure_server.api.dependencies import CallerDep
 from tenure_server.api.problems import problem_response
 from tenure_server.api.schemas import problem_responses
-from tenure_server.app.stream import (
-    LEASE_TYPES,
-    RETRY_MILLISECONDS,
-    EventHub,
-    Subscription,
-    TooManyStreams,
-    dropped_frame,
-)
+from tenure_server.app.stream import EventHub, Subscription, TooManyStreams
+from tenure_server.app.stream_wire import LEASE_TYPES, RETRY_MILLISECONDS, dropped_frame
 from tenure_server.domain.errors import Forbidden
 from tenure_server.domain.names import NAME_MAX_LENGTH
 

@@ -18,7 +18,7 @@ way every subscriber gets `stream.reset` and the history is cleared, so that no 
 silently skips the gap. A subscriber whose queue is full is dropped (`stream.dropped`) and
 forgotten, so a consumer that stops reading holds no more than its queue.
 
-The SSE framing is done here, once per event and replica, and the bytes shared by every stream.
+Each event is framed once per replica (app/stream_wire.py), and the bytes shared by every stream.
 """
 
 from __future__ import annotations
@@ -33,26 +33,26 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from tenure_server.app.ports import EventChannel
+from tenure_server.app.stream_wire import (
+    frame,
+    is_streamed,
+    reset_frame,
+    streamed,
+    to_json,
+)
 from tenure_server.domain.errors import ShuttingDown, TenureError
-from tenure_server.domain.events import AlertEvent, Event, EventSink, LeaseEvent, WindowEvent
+from tenure_server.domain.events import Event, EventSink
 
 _log = logging.getLogger("tenure.stream")
 
 # PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; the margin is for nothing in
 # particular but keeps a batch well under it.
 MAX_PAYLOAD_BYTES = 7500
-# Reconnection delay a browser's EventSource is told to use.
-RETRY_MILLISECONDS = 2000
-LEASE_TYPES = {
-    "acquired": "lease.acquired",
-    "taken_over": "lease.taken_over",
-    "released": "lease.released",
-    "renew_refused": "lease.lost",
-}
 # While events are being lost (the database down), one warning per interval, not per event.
 WARNING_INTERVAL_SECONDS = 10.0
 Ending = Literal["slow-consumer", "shutting-down"]
@@ -73,70 +73,6 @@ class TooManyStreams(Exception):
 
     def __init__(self, limit: int) -> None:
         super().__init__(f"this process serves {limit} event streams already; retry later")
-
-
-def streamed(event: Event, at: float) -> tuple[str, dict[str, Any]] | None:
-    """The name a stream filters an event by and its `data`; None for an event not streamed."""
-    fields: dict[str, Any]
-    if isinstance(event, LeaseEvent):
-        kind = LEASE_TYPES.get(event.kind)
-        if kind is None:
-            return None
-        name = event.lease
-        fields = {"lease": event.lease, "holder": event.holder, "generation": event.generation}
-        if event.kind == "taken_over":
-            fields["previous_holder"] = event.previous_holder
-            fields["previous_generation"] = event.previous_generation
-    elif isinstance(event, WindowEvent):
-        kind, name = event.name, event.job
-        fields = {
-            "job": event.job,
-            "window": event.window,
-            "lease": event.lease,
-            "holder": event.holder,
-            "generation": event.generation,
-            "attempt": event.attempt,
-        }
-        if event.kind == "completed":
-            fields["duration_seconds"] = event.duration_seconds
-    elif isinstance(event, AlertEvent):
-        kind, name = event.name, event.subject
-        fields = {
-            "kind": event.kind,
-            "subject": event.subject,
-            "window": event.window,
-            "summary": event.summary,
-        }
-    else:
-        return None
-    moment = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
-    return name, {"type": kind, "at": moment.replace("+00:00", "Z"), **fields}
-
-
-def frame(kind: str, data: dict[str, Any], event_id: str | None = None) -> bytes:
-    """One Server-Sent Event; control events have no id."""
-    head = "" if event_id is None else f"id: {event_id}\n"
-    return f"{head}event: {kind}\ndata: {_json(data)}\n\n".encode()
-
-
-def reset_frame(detail: str) -> bytes:
-    data = {"type": "stream.reset", "reason": "history-gap", "detail": detail}
-    return frame("stream.reset", data)
-
-
-def dropped_frame(last_event_id: str | None) -> bytes:
-    data = {
-        "type": "stream.dropped",
-        "reason": "slow-consumer",
-        "detail": "this stream fell too far behind; reconnect with Last-Event-ID",
-        "last_event_id": last_event_id,
-    }
-    return frame("stream.dropped", data)
-
-
-def _json(value: object) -> str:
-    # ASCII only, so that a batch's length in characters is its length in bytes.
-    return json.dumps(value, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,11 +130,44 @@ class Subscription:
         return chunk
 
 
+LossReason = Literal["buffer_full", "send_failed", "too_large"]
+
+
+class StreamMetrics:
+    """The stream's own metrics, in the app's registry (docs/monitoring.md, "Metrics"); shared
+    between `--workers` processes like the other counters."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.events_dropped = Counter(
+            "tenure_events_dropped",
+            "Stream events lost before reaching the replicas, by reason.",
+            ("reason",),
+            registry=registry,
+        )
+        self.streams_dropped = Counter(
+            "tenure_event_streams_dropped",
+            "Event streams dropped because their consumer fell behind.",
+            registry=registry,
+        )
+        self.streams = Gauge(
+            "tenure_event_streams",
+            "Event streams open on this replica.",
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
+
+
 class EventHub:
     """Buffer, publisher, history and subscribers of one process."""
 
-    def __init__(self, config: StreamConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: StreamConfig,
+        registry: CollectorRegistry | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.config = config
+        self._metrics = None if registry is None else StreamMetrics(registry)
         self._clock = clock
         self.publisher = secrets.token_hex(6)
         self._sequence = itertools.count(1)
@@ -218,15 +187,17 @@ class EventHub:
 
     # Recording (every operation): cheap, never blocks, never raises.
     def record(self, event: Event) -> None:
-        if not _stream_kind(event):
+        if not is_streamed(event):
             return
         if len(self._outgoing) >= self.config.buffer_size:
             self._outgoing.popleft()
-            self._lost(1, "the event buffer overflowed")
+            self._lost(1, "buffer_full", "the event buffer overflowed")
         self._outgoing.append((event, self._clock()))
 
-    def _lost(self, count: int, why: str) -> None:
+    def _lost(self, count: int, reason: LossReason, why: str) -> None:
         self.dropped_events += count
+        if self._metrics is not None:
+            self._metrics.events_dropped.labels(reason).inc(count)
         now = time.monotonic()
         if now - self._warned_at >= WARNING_INTERVAL_SECONDS:
             self._warned_at = now
@@ -258,20 +229,20 @@ class EventHub:
         try:
             await channel.publish_events([payload for payload, _ in batches])
         except TenureError as error:
-            self._lost(sum(count for _, count in batches), error.detail)
+            self._lost(sum(count for _, count in batches), "send_failed", error.detail)
 
     def take_batches(self) -> Iterator[tuple[str, int]]:
         """The outgoing events as JSON arrays of at most MAX_PAYLOAD_BYTES, each with its count
         of events; a reset marker first when events were lost before."""
         items: list[str] = []
         if self._gap is not None:
-            items.append(_json({"reset": self._gap}))
+            items.append(to_json({"reset": self._gap}))
             self._gap = None
         size, count = 2 + sum(len(item) + 1 for item in items), 0
         while self._outgoing:
             item = self._item(*self._outgoing.popleft())
             if len(item) + 3 > MAX_PAYLOAD_BYTES:
-                self._lost(1, "an event too large for a notification")
+                self._lost(1, "too_large", "an event too large for a notification")
                 continue
             if items and size + len(item) + 1 > MAX_PAYLOAD_BYTES:
                 yield "[" + ",".join(items) + "]", count
@@ -285,7 +256,9 @@ class EventHub:
         found = streamed(event, at)
         assert found is not None  # record() keeps only streamed events
         name, data = found
-        return _json({"id": f"{self.publisher}-{next(self._sequence)}", "name": name, "data": data})
+        return to_json(
+            {"id": f"{self.publisher}-{next(self._sequence)}", "name": name, "data": data}
+        )
 
     # Receiving (the channel's listener).
     def deliver(self, payload: str) -> None:
@@ -323,8 +296,10 @@ class EventHub:
                 self._drop(subscription)
 
     def _drop(self, subscription: Subscription) -> None:
-        self._subscribers.discard(subscription)
+        self.unsubscribe(subscription)
         self.dropped_streams += 1
+        if self._metrics is not None:
+            self._metrics.streams_dropped.inc()
         subscription.end("slow-consumer")
 
     # Subscribers (the route).
@@ -339,6 +314,8 @@ class EventHub:
         if last_event_id is not None:
             self._replay(subscription, last_event_id)
         self._subscribers.add(subscription)
+        if self._metrics is not None:
+            self._metrics.streams.inc()
         return subscription
 
     def _replay(self, subscription: Subscription, last_event_id: str) -> None:
@@ -350,20 +327,17 @@ class EventHub:
         subscription.replay([(r.id, r.frame) for r in following if subscription.visible(r.name)])
 
     def unsubscribe(self, subscription: Subscription) -> None:
-        self._subscribers.discard(subscription)
+        if subscription in self._subscribers:
+            self._subscribers.remove(subscription)
+            if self._metrics is not None:
+                self._metrics.streams.dec()
 
     def close(self) -> None:
         """End every stream (the process is shutting down) and refuse new ones."""
         self._closed = True
         for subscription in list(self._subscribers):
+            self.unsubscribe(subscription)
             subscription.end("shutting-down")
-        self._subscribers.clear()
-
-
-def _stream_kind(event: Event) -> bool:
-    if isinstance(event, LeaseEvent):
-        return event.kind in LEASE_TYPES
-    return isinstance(event, WindowEvent | AlertEvent)
 
 
 class FanOut:

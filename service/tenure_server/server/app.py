@@ -200,7 +200,7 @@ def install_monitoring(app: FastAPI, settings: Settings) -> Telemetry:
     telemetry = Telemetry(settings.metrics_cache_seconds)
     app.state.telemetry = telemetry
     # Every event goes to the logs and metrics, and the streamed ones to the event stream.
-    app.state.events = EventHub(stream_config(settings))
+    app.state.events = EventHub(stream_config(settings), telemetry.metrics.registry)
     app.state.sink = FanOut(telemetry.sink, app.state.events)
     for router in (jobs.router, history.router, metrics.router, ui.router, events.router):
         app.include_router(router)
