@@ -1,30 +1,19 @@
-"""The browser tests' app on a real loopback port."""
+"""The browser tests' service on a real loopback port."""
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from collections.abc import AsyncIterator
 
 import pytest
-import uvicorn
-from fastapi import FastAPI
+
+from tenure_server.server.app import create_app
+from tenure_server.server.settings import Settings
+from tests.api.event_streams import served as serving
 
 
 @pytest.fixture
-async def served(app: FastAPI) -> AsyncIterator[str]:
-    """The test's app (lifespan already running) on a real loopback port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="off", log_level="warning", ws="none")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    for _ in range(1000):  # up to 10 s
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
-    sock.close()
+async def served(settings: Settings) -> AsyncIterator[str]:
+    """The URL of an app with the test's settings (on the test's database) behind uvicorn, as
+    `tenure serve` runs it; the `api` fixture's app shares the database, not the process."""
+    async with serving(create_app(settings)) as client:
+        yield str(client.base_url).rstrip("/")
