@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import secrets
 import time
@@ -218,8 +217,12 @@ class EventHub:
     async def _publish_forever(self, channel: EventChannel) -> None:
         while True:
             await asyncio.sleep(self.config.publish_seconds)
-            if self._outgoing or self._gap is not None:
+            if not (self._outgoing or self._gap is not None):
+                continue
+            try:
                 await self.publish(channel)
+            except Exception:  # a bug here must not end the stream of every later event
+                _log.exception("event stream: publishing failed")
 
     async def publish(self, channel: EventChannel) -> None:
         """Send what was recorded, in batches; while the channel is down, keep it buffered."""
@@ -232,49 +235,47 @@ class EventHub:
             self._lost(sum(count for _, count in batches), "send_failed", error.detail)
 
     def take_batches(self) -> Iterator[tuple[str, int]]:
-        """The outgoing events as JSON arrays of at most MAX_PAYLOAD_BYTES, each with its count
-        of events; a reset marker first when events were lost before."""
-        items: list[str] = []
+        """The outgoing events as notification payloads of at most MAX_PAYLOAD_BYTES, each with
+        its count of events: a line per event, `E<tab>id<tab>name<tab>type<tab>data` (ids, names
+        and types hold no tab, the JSON data no raw control character), which the receivers frame
+        without decoding it; first a line `R<tab>detail` when events were lost before."""
+        lines: list[str] = []
         if self._gap is not None:
-            items.append(to_json({"reset": self._gap}))
+            lines.append("R\t" + " ".join(self._gap.split()))  # on one line
             self._gap = None
-        size, count = 2 + sum(len(item) + 1 for item in items), 0
+        size, count = sum(len(line) + 1 for line in lines), 0
         while self._outgoing:
-            item = self._item(*self._outgoing.popleft())
-            if len(item) + 3 > MAX_PAYLOAD_BYTES:
+            line = self._line(*self._outgoing.popleft())
+            if len(line) > MAX_PAYLOAD_BYTES:
                 self._lost(1, "too_large", "an event too large for a notification")
                 continue
-            if items and size + len(item) + 1 > MAX_PAYLOAD_BYTES:
-                yield "[" + ",".join(items) + "]", count
-                items, size, count = [], 2, 0
-            items.append(item)
-            size, count = size + len(item) + 1, count + 1
-        if items:
-            yield "[" + ",".join(items) + "]", count
+            if lines and size + len(line) > MAX_PAYLOAD_BYTES:
+                yield "\n".join(lines), count
+                lines, size, count = [], 0, 0
+            lines.append(line)
+            size, count = size + len(line) + 1, count + 1
+        if lines:
+            yield "\n".join(lines), count
 
-    def _item(self, event: Event, at: float) -> str:
+    def _line(self, event: Event, at: float) -> str:
         found = streamed(event, at)
         assert found is not None  # record() keeps only streamed events
         name, data = found
-        return to_json(
-            {"id": f"{self.publisher}-{next(self._sequence)}", "name": name, "data": data}
-        )
+        event_id = f"{self.publisher}-{next(self._sequence)}"
+        return f"E\t{event_id}\t{name}\t{data['type']}\t{to_json(data)}"
 
     # Receiving (the channel's listener).
     def deliver(self, payload: str) -> None:
-        try:
-            items = json.loads(payload)
-            for item in items if isinstance(items, list) else [None]:
-                if not isinstance(item, dict):
-                    raise TypeError
-                if "reset" in item:
-                    self.reset(str(item["reset"]))
-                    continue
-                data, event_id = item["data"], str(item["id"])
-                framed = frame(str(data["type"]), data, event_id)
-                self._received(_Received(event_id, str(item["name"]), framed))
-        except (ValueError, TypeError, KeyError):
-            _log.warning("event stream: ignored a malformed notification")
+        for line in payload.split("\n"):
+            kind, _, rest = line.partition("\t")
+            fields = rest.split("\t", 3)
+            if kind == "E" and len(fields) == 4:
+                event_id, name, event_type, data = fields
+                self._received(_Received(event_id, name, frame(event_type, data, event_id)))
+            elif kind == "R":
+                self.reset(rest)
+            else:
+                _log.warning("event stream: ignored a malformed notification line")
 
     def connected(self) -> None:
         self.reset("the event channel was (re)connected: events may have been missed")

@@ -26,6 +26,9 @@ from tenure_server.domain.errors import StorageUnavailable
 CHANNEL = "tenure_lease_released"
 EVENTS_CHANNEL = "tenure_events"
 LISTENER_NAME = "tenure-listener"
+# A send that takes longer is abandoned (its events counted as lost): the publisher must not
+# stall behind a database that does not answer.
+PUBLISH_TIMEOUT_SECONDS = 5.0
 QUERIES = load("events.sql")
 FALLBACK_POLL_SECONDS = 1.0
 _RECONNECT_DELAY_SECONDS = 1.0
@@ -78,15 +81,16 @@ class ReleaseNotifications:
                 del self._waiters[name]
 
     async def publish_events(self, payloads: Sequence[str]) -> None:
-        """Send each batch on the event channel, through the listening connection (no pooled
-        connection is taken; the one statement running on it is this one)."""
+        """Send the batches on the event channel in one statement, through the listening
+        connection (no pooled connection is taken; the only statement run on it is this one)."""
         connection = self._connection
         if connection is None:
             raise StorageUnavailable("the event channel is not connected")
         try:
-            for payload in payloads:
-                await connection.execute(QUERIES["publish_events"], payload)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            await connection.execute(
+                QUERIES["publish_events"], list(payloads), timeout=PUBLISH_TIMEOUT_SECONDS
+            )
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
             raise StorageUnavailable(f"event channel: {type(error).__name__}") from error
 
     def _deliver(self, _connection: object, _pid: int, _channel: str, payload: object) -> None:
