@@ -2,10 +2,11 @@
 
 Off unless the standard variables ask for them: `OTEL_TRACES_EXPORTER` other than `none`, or an
 OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), and not
-`OTEL_SDK_DISABLED=true`. Off, this module adds nothing to the app and imports no OpenTelemetry
-package. On, the app gets OpenTelemetry's FastAPI instrumentation, whose ASGI middleware wraps the
-whole middleware stack — outside `RequestEdge` and the express lane, so the lane's answers have
-their server span too, named by the route template — and, while the app runs, the asyncpg
+`OTEL_SDK_DISABLED=true`. Off, this module adds nothing to the app and imports neither the SDK
+nor an instrumentation (FastAPI itself imports OpenTelemetry's API, a no-op without an SDK). On,
+the app gets OpenTelemetry's FastAPI instrumentation, whose ASGI middleware wraps the whole
+middleware stack — outside `RequestEdge` and the express lane, so the lane's answers have their
+server span too, named by the route template — and, while the app runs, the asyncpg
 instrumentation, the trace ids in the log lines, and a batch span processor per exporter.
 
 The SDK reads its own variables: `OTEL_SERVICE_NAME` / `OTEL_RESOURCE_ATTRIBUTES` (the service
@@ -120,6 +121,9 @@ class Tracing:
         if not requested(environ):
             return None
         try:
+            # What `install` and `running` import: a partial install fails here, by name.
+            import opentelemetry.instrumentation.asyncpg
+            import opentelemetry.instrumentation.fastapi  # noqa: F401 - the one ruff sees unused
             from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
             from opentelemetry.sdk.trace import TracerProvider
         except ImportError as error:
