@@ -106,11 +106,12 @@ def json_lines(path: Path) -> list[dict[str, Any]]:
     return lines
 
 
-def serve_and_acquire(env: dict[str, str], log: Path) -> None:
-    """`tenure serve` with `env`, one acquire carrying TRACEPARENT, then a graceful stop (which
-    flushes the spans left)."""
+def serve_and_acquire(env: dict[str, str], log: Path, *arguments: str) -> None:
+    """`tenure serve *arguments` with `env`, one acquire carrying TRACEPARENT, then a graceful
+    stop (which flushes the spans left)."""
     port = free_port()
-    with log.open("wb") as output, running(tenure_command(port), port, env=env, output=output):
+    command = tenure_command(port, *arguments)
+    with log.open("wb") as output, running(command, port, env=env, output=output):
         answer = httpx.post(
             f"http://127.0.0.1:{port}/v1/leases/close-day/acquire",
             json=ACQUIRE,
@@ -119,17 +120,18 @@ def serve_and_acquire(env: dict[str, str], log: Path) -> None:
         assert answer.status_code == 200, answer.text
 
 
-def test_serve_exports_spans_over_otlp_http(database_url: str, log: Path) -> None:
-    """An OTLP endpoint alone turns traces on: the acquire's server span continues the caller's
-    trace, its statements are its children, the service is named `tenure`, and the log lines
-    of the request carry the trace id."""
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_exports_spans_over_otlp_http(database_url: str, log: Path, workers: str) -> None:
+    """An OTLP endpoint alone turns traces on, in each worker: the acquire's server span
+    continues the caller's trace, its statements are its children, the service is named
+    `tenure`, and the log lines of the request carry the trace id."""
     with Receiver() as receiver:
         env = otel_free_environment(
             database_url,
             OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url,
             OTEL_BSP_SCHEDULE_DELAY="50",
         )
-        serve_and_acquire(env, log)
+        serve_and_acquire(env, log, "--workers", workers)
         resource, server = receiver.wait_for("POST /v1/leases/{name}/acquire")
         assert resource["service.name"] == "tenure"
         assert server.kind == Span.SPAN_KIND_SERVER
