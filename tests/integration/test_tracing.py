@@ -6,6 +6,7 @@ The spans are the real SDK's, kept by its InMemorySpanExporter."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -89,6 +90,25 @@ async def test_an_express_lane_acquire_has_a_server_span_with_its_statements(
     assert any("acquire" in str((s.attributes or {}).get("db.statement", "")) for s in statements)
     # Named by the statement's first SQL word, not by the comment our SQL starts with.
     assert all(s.name.isupper() and s.name.isalpha() for s in statements), statements
+
+
+async def test_coalesced_acquires_each_have_their_span(
+    traced: httpx.AsyncClient, exporter: InMemorySpanExporter
+) -> None:
+    """Acquires arriving together share batch statements: every request keeps its server span,
+    and each batch statement is under the span of a request it answers (docs/tracing.md)."""
+    paths = [f"/v1/leases/job-{n}/acquire" for n in range(8)]
+    answers = await asyncio.gather(
+        *(traced.post(path, content=ACQUIRE, headers=EXPRESS) for path in paths)
+    )
+    assert [answer.status_code for answer in answers] == [200] * len(paths)
+    spans = exporter.get_finished_spans()
+    served = [s for s in spans if s.kind is SpanKind.SERVER]
+    assert len(served) == len(paths)
+    under = {s.context.span_id for server in served for s in statements_under(spans, server)}
+    statements = {s.context.span_id for s in spans if s.kind is SpanKind.CLIENT and s.parent}
+    assert statements
+    assert statements == under
 
 
 async def test_fastapi_routed_requests_have_a_server_span_with_their_statements(
