@@ -128,8 +128,7 @@ class Tracing:
             from opentelemetry.sdk.trace import TracerProvider
         except ImportError as error:
             raise TracingUnavailable(
-                f"OpenTelemetry traces are configured (OTEL_* variables) but {error.name} is "
-                f"not installed: {EXTRA}"
+                f"the OTEL_* variables ask for traces, but {error.name} cannot be imported: {EXTRA}"
             ) from None
         exporters = _exporter_classes(_exporter_names(environ))
         # The variables' service.name wins over ours; Resource.create would name it
