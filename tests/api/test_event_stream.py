@@ -142,6 +142,20 @@ async def test_alerts_opening_and_resolving_are_streamed(database_url: str) -> N
     assert (resolved.data["kind"], resolved.data["subject"]) == ("missed", "close-day")
 
 
+async def test_a_quiet_stream_sends_keepalive_comments(database_url: str) -> None:
+    """With nothing happening the stream sends `: keepalive` every
+    TENURE_EVENTS_KEEPALIVE_SECONDS, so that proxies and clients see it alive."""
+    settings = Settings(database_url=database_url, events_keepalive_seconds=0.2)
+    async with served(create_app(settings)) as client, stream(client) as events:
+        await held(client, "after-quiet", "a")
+        await asyncio.sleep(0.7)
+        await held(client, "after-keepalives", "a")
+        await events.events(2)
+    assert events.retry == "2000"
+    assert events.comments[0] == "connected"
+    assert events.comments.count("keepalive") >= 2
+
+
 async def test_a_namespace_limits_the_stream_to_names_under_it(client: httpx.AsyncClient) -> None:
     """?namespace= keeps the events whose name starts with it."""
     async with stream(client, namespace="billing.") as events:

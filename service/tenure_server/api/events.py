@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request
@@ -54,7 +54,7 @@ class EventStreamResponse(StreamingResponse):
 
     media_type = MEDIA_TYPE
 
-    def __init__(self, content: AsyncIterator[bytes], subscription: Subscription) -> None:
+    def __init__(self, content: AsyncGenerator[bytes], subscription: Subscription) -> None:
         # No caching by proxies, and no buffering by nginx-like ones.
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         super().__init__(content, headers=headers)
@@ -75,11 +75,16 @@ class EventStreamResponse(StreamingResponse):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except TimeoutError:
             return  # the server closes the connection of a response left incomplete
+        finally:
+            # Cancelled in a send (the client went away), the frames' generator still holds the
+            # subscription: close it now rather than when it is collected.
+            self._subscription.when_dropped = None
+            await self._content.aclose()
 
 
 async def _frames(
     hub: EventHub, subscription: Subscription, keepalive: float
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes]:
     try:
         yield f"retry: {RETRY_MILLISECONDS}\n: connected\n\n".encode()
         while True:
