@@ -15,8 +15,9 @@ from tenure_server.app.stream import (
     Subscription,
     TooManyStreams,
 )
+from tenure_server.app.stream_wire import EVENT_TYPES, streamed
 from tenure_server.domain.errors import ShuttingDown
-from tenure_server.domain.events import AlertEvent, FenceEvent, LeaseEvent, WindowEvent
+from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent
 
 
 def acquired(name: str, generation: int = 1) -> LeaseEvent:
@@ -165,3 +166,19 @@ def test_an_event_too_large_for_a_notification_is_dropped_and_counted() -> None:
     ((payload, count),) = hub.take_batches()
     assert count == 0
     assert payload.startswith("R\tan event too large")
+
+
+def test_the_documented_types_are_exactly_the_streamed_ones() -> None:
+    """EVENT_TYPES (in OpenAPI) names each type the stream sends, and no other."""
+    events: list[Event] = [
+        LeaseEvent("acquired", "a", "h", 1),
+        LeaseEvent("taken_over", "a", "h", 2, "g", 1),
+        LeaseEvent("released", "a", "h", 1),
+        LeaseEvent("renew_refused", "a", "h", 1),
+        WindowEvent("claimed", "job", "w", "job", "h", 1, 1),
+        WindowEvent("completed", "job", "w", "job", "h", 1, 1, 2.0),
+        AlertEvent("opened", "missed", "job", "w", "missed"),
+        AlertEvent("resolved", "missed", "job", "w", "completed"),
+    ]
+    found = [streamed(event, 0.0) for event in events]
+    assert sorted(item[1]["type"] for item in found if item is not None) == sorted(EVENT_TYPES)

@@ -15,7 +15,7 @@ from tenure_server.api.dependencies import CallerDep
 from tenure_server.api.problems import problem_response
 from tenure_server.api.schemas import problem_responses
 from tenure_server.app.stream import EventHub, Subscription, TooManyStreams
-from tenure_server.app.stream_wire import LEASE_TYPES, RETRY_MILLISECONDS, dropped_frame
+from tenure_server.app.stream_wire import EVENT_TYPES, RETRY_MILLISECONDS, dropped_frame
 from tenure_server.domain.errors import Forbidden
 from tenure_server.domain.names import NAME_MAX_LENGTH
 
@@ -26,13 +26,6 @@ MEDIA_TYPE = "text/event-stream"
 # connection is closed: its socket buffers are full, and waiting longer would hold the stream.
 FAREWELL_SECONDS = 1.0
 RETRY_AFTER_SECONDS = 5
-EVENT_TYPES = (
-    *LEASE_TYPES.values(),
-    "window.claimed",
-    "window.completed",
-    "alert.opened",
-    "alert.resolved",
-)
 
 _DESCRIPTION = f"""Server-Sent Events (`text/event-stream`). On connect: `retry:` and a
 `: connected` comment; a `: keepalive` comment every `TENURE_EVENTS_KEEPALIVE_SECONDS`. Each
@@ -144,7 +137,8 @@ async def stream(
     def visible(name: str) -> bool:
         return name.startswith(namespace) and caller.owns(name)
 
-    resume = last_event_id_header if last_event_id_header is not None else last_event_id
+    # The header wins; an empty id (never sent by EventSource) means none.
+    resume = last_event_id_header or last_event_id or None
     try:
         subscription = hub.subscribe(visible, resume)
     except TooManyStreams as error:

@@ -4,10 +4,10 @@ Events reach every replica's streams through PostgreSQL's LISTEN/NOTIFY:
 
 - `record` (an `EventSink`) only appends a streamed event to a bounded buffer: an operation never
   waits for, nor pays, a NOTIFY, which serialises the commits of every notifying transaction.
-- `publish` (a background task) sends the buffer every `publish_seconds` as JSON batches of at
-  most `MAX_PAYLOAD_BYTES` on the channel. Ids are `<publisher>-<sequence>`: the publisher id is
-  random per process start, so an id is unique and the same on every replica, with no database
-  round-trip.
+- `publish` (a background task) sends the buffer every `publish_seconds` on the channel, in
+  payloads of at most `MAX_PAYLOAD_BYTES`, all in one statement. Ids are `<publisher>-<sequence>`:
+  the publisher id is random per process start, so an id is unique and the same on every
+  replica, with no database round-trip.
 - `deliver` (the channel's listener) keeps the last `history` events received, in the order
   PostgreSQL delivers them (commit order, the same on every replica), for `Last-Event-ID`
   resumption, and hands each to the subscribers allowed to see it.

@@ -18,6 +18,13 @@ LEASE_TYPES = {
     "released": "lease.released",
     "renew_refused": "lease.lost",
 }
+EVENT_TYPES = (
+    *LEASE_TYPES.values(),
+    "window.claimed",
+    "window.completed",
+    "alert.opened",
+    "alert.resolved",
+)
 
 
 def is_streamed(event: Event) -> bool:
