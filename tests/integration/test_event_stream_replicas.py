@@ -59,6 +59,10 @@ async def test_workers_share_the_stream_and_shutdown_ends_open_streams(database_
             assert sorted(event.data["lease"] for event in seen) == [
                 f"lease-{index}" for index in range(8)
             ]
+            # The open streams of the replica, whichever worker answers the scrape.
+            for _ in range(4):
+                async with httpx.AsyncClient(base_url=service.url) as once:
+                    assert "tenure_event_streams 1.0" in (await once.get("/metrics")).text
             started = time.monotonic()
             service.process.terminate()
             await asyncio.to_thread(service.process.wait, 20)
