@@ -104,6 +104,7 @@ class ProblemType(Enum):
     # The service's state
     STORAGE_UNAVAILABLE = ("storage-unavailable", 503, "Database unavailable; retry later")
     SHUTTING_DOWN = ("shutting-down", 503, "Service process shutting down; retry")
+    TOO_MANY_STREAMS = ("too-many-streams", 503, "Too many event streams on this process; retry")
     # Nobody reads this answer; 499 is the de facto "client closed request" status.
     REQUEST_ABANDONED = ("request-abandoned", 499, "Caller went away")
     INTERNAL_ERROR = ("internal-error", 500, "Internal error")

@@ -292,6 +292,7 @@ async def test_the_stream_cap_answers_503_and_a_disconnect_frees_its_slot(
             assert refused.status_code == 503
             assert refused.headers["retry-after"]
             assert refused.headers["content-type"] == "application/problem+json"
+            assert refused.json()["type"] == "/problems/too-many-streams"
         await eventually(lambda: hub.streams == 0)
         async with stream(client) as events:
             await held(client, "again", "a")

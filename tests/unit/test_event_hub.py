@@ -13,10 +13,9 @@ from tenure_server.app.stream import (
     EventHub,
     StreamConfig,
     Subscription,
-    TooManyStreams,
 )
 from tenure_server.app.stream_wire import EVENT_TYPES, streamed
-from tenure_server.domain.errors import ShuttingDown
+from tenure_server.domain.errors import ShuttingDown, TooManyStreams
 from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent
 
 

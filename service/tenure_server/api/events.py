@@ -10,11 +10,9 @@ from fastapi import APIRouter, Header, Query, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Send
 
-from tenure.problems import ProblemType
 from tenure_server.api.dependencies import CallerDep
-from tenure_server.api.problems import problem_response
 from tenure_server.api.schemas import problem_responses
-from tenure_server.app.stream import EventHub, Subscription, TooManyStreams
+from tenure_server.app.stream import EventHub, Subscription
 from tenure_server.app.stream_wire import EVENT_TYPES, RETRY_MILLISECONDS, dropped_frame
 from tenure_server.domain.errors import Forbidden
 from tenure_server.domain.names import NAME_MAX_LENGTH
@@ -25,7 +23,6 @@ MEDIA_TYPE = "text/event-stream"
 # A consumer dropped for not reading is sent its `stream.dropped` for this long, then the
 # connection is closed: its socket buffers are full, and waiting longer would hold the stream.
 FAREWELL_SECONDS = 1.0
-RETRY_AFTER_SECONDS = 5
 
 _DESCRIPTION = f"""Server-Sent Events (`text/event-stream`). On connect: `retry:` and a
 `: connected` comment; a `: keepalive` comment every `TENURE_EVENTS_KEEPALIVE_SECONDS`. Each
@@ -139,15 +136,7 @@ async def stream(
 
     # The header wins; an empty id (never sent by EventSource) means none.
     resume = last_event_id_header or last_event_id or None
-    try:
-        subscription = hub.subscribe(visible, resume)
-    except TooManyStreams as error:
-        return problem_response(
-            ProblemType.HTTP_ERROR,
-            str(error),
-            status=503,
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-        )
+    subscription = hub.subscribe(visible, resume)
     return EventStreamResponse(
         _frames(hub, subscription, hub.config.keepalive_seconds), subscription
     )

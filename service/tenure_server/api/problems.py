@@ -50,6 +50,7 @@ PROBLEMS: Mapping[type[e.TenureError], ErrorProblem] = {
     e.HoldingOfAnotherPrincipal: ErrorProblem(ProblemType.HOLDING_OF_ANOTHER_PRINCIPAL),
     e.RateLimited: ErrorProblem(ProblemType.RATE_LIMITED, _retry_after_seconds),
     e.ShuttingDown: ErrorProblem(ProblemType.SHUTTING_DOWN, _retry_after_seconds),
+    e.TooManyStreams: ErrorProblem(ProblemType.TOO_MANY_STREAMS, _retry_after_seconds),
     e.InvalidInput: ErrorProblem(
         ProblemType.VALIDATION_ERROR,
         lambda x: {"errors": [{"field": x.field, "message": x.message}]},
@@ -128,11 +129,15 @@ def problem_body(error: e.TenureError) -> dict[str, Any]:
     return row.kind.body(error.detail, facts=row.facts(error))
 
 
+# Refusals that say when to come back (Retry-After).
+_RETRY_LATER = (e.LeaseHeld, e.RateLimited, e.ShuttingDown, e.TooManyStreams, e.StorageUnavailable)
+
+
 def domain_problem(error: e.TenureError) -> JSONResponse:
     """The problem answer for a domain error, wherever it was raised."""
     row = _row(error)
     headers = None
-    if isinstance(error, e.LeaseHeld | e.RateLimited | e.ShuttingDown | e.StorageUnavailable):
+    if isinstance(error, _RETRY_LATER):
         headers = _retry_after(error.retry_after_seconds)
     elif isinstance(error, e.Unauthenticated):
         # Basic first: a browser prompts for it (the token is the password); APIs use Bearer.

@@ -44,7 +44,7 @@ from tenure_server.app.stream_wire import (
     streamed,
     to_json,
 )
-from tenure_server.domain.errors import ShuttingDown, TenureError
+from tenure_server.domain.errors import ShuttingDown, TenureError, TooManyStreams
 from tenure_server.domain.events import Event, EventSink
 
 _log = logging.getLogger("tenure.stream")
@@ -65,13 +65,6 @@ class StreamConfig:
     subscriber_queue: int = 1000
     max_streams: int = 100
     keepalive_seconds: float = 15.0
-
-
-class TooManyStreams(Exception):
-    """This process serves `max_streams` streams already."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"this process serves {limit} event streams already; retry later")
 
 
 @dataclass(frozen=True, slots=True)

@@ -156,6 +156,14 @@ class ShuttingDown(TenureError):
         self.retry_after_seconds = 1
 
 
+class TooManyStreams(TenureError):
+    """This process serves its most event streams already; another replica, or later, may not."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"this process serves {limit} event streams already; retry later")
+        self.retry_after_seconds = 5
+
+
 class StorageUnavailable(TenureError):
     """The database is unreachable, too slow, or asked for the transaction to be retried."""
 
