@@ -4,6 +4,7 @@ service app on that database, and the processes a test starts."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from collections.abc import AsyncIterator, Iterator
 
@@ -17,6 +18,14 @@ from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests import postgres
 from tests.client.conftest import Processes
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_tracing_from_the_environment() -> None:
+    """Tracing is on when OTEL_* variables say so (docs/tracing.md): a developer's or CI's own
+    must not turn it on in every app the tests build; the tracing tests set theirs."""
+    for variable in [name for name in os.environ if name.startswith("OTEL_")]:
+        del os.environ[variable]
 
 
 @pytest.fixture(scope="session")
