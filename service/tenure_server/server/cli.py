@@ -32,7 +32,7 @@ _log = logging.getLogger("tenure.server")
 
 
 class ConfigurationError(SystemExit):
-    """Invalid configuration: the message is printed and the process exits with status 2."""
+    """Invalid configuration: the message is printed and the process exits with status 1."""
 
 
 def load_settings(**overrides: Any) -> Settings:
