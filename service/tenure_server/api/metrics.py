@@ -7,7 +7,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from tenure_server.api.dependencies import CallerDep, MonitoringDep, RepositoryDep, TelemetryDep
 from tenure_server.api.health import check_ready
-from tenure_server.app.telemetry import Gauge, state_gauges
+from tenure_server.app.state_gauges import Gauge, state_gauges
 from tenure_server.domain.errors import StorageUnavailable
 from tenure_server.domain.principals import EVERY_NAMESPACE
 

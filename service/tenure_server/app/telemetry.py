@@ -7,10 +7,10 @@ Three kinds of metrics, chosen for what each must mean (docs/monitoring.md lists
   multiprocess mode: `tenure serve --workers N` points PROMETHEUS_MULTIPROC_DIR at a fresh folder
   before the workers start, and /metrics sums the workers' files, so every scrape of a replica
   sees the whole replica whichever worker answers. Sum them over replicas in PromQL.
-- Gauges of state (job status, lease age, open alerts) are read from the database, the one
-  authority, when /metrics is scraped, cached for `metrics_cache_seconds`. Every replica reports
-  the same values: aggregate them with max(), not sum(). `tenure_ready` is read with them: 1 when
-  this replica passes the /readyz check.
+- Gauges of state (job status, lease age, open alerts; app/state_gauges.py) are read from the
+  database, the one authority, when /metrics is scraped, cached for `metrics_cache_seconds`.
+  Every replica reports the same values: aggregate them with max(), not sum(). `tenure_ready` is
+  read with them: 1 when this replica passes the /readyz check.
 - Gauges of this replica's database pools (app/pool_gauges.py): every worker's own figures,
   summed over the live workers; sum them over replicas too.
 
@@ -20,26 +20,25 @@ most MAX_NAMES distinct names per label per process; later names are counted und
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import os
 import threading
-import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from tenure_server.app.pool_gauges import PoolGauges, forget_dead_workers
-from tenure_server.app.status import Overview
-from tenure_server.domain.alerts import ALERT_KINDS
-from tenure_server.domain.errors import TenureError
-from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent
-from tenure_server.domain.status import JOB_STATES
+from tenure_server.app.state_gauges import DatabaseGauges
+from tenure_server.domain.events import (
+    FENCE_REJECTIONS,
+    AlertEvent,
+    Event,
+    FenceEvent,
+    LeaseEvent,
+    WindowEvent,
+)
 
 _events = logging.getLogger("tenure.events")
 _log = logging.getLogger("tenure.telemetry")
@@ -52,10 +51,14 @@ RUN_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400)
 
 
 class BoundedNames:
-    """The first MAX_NAMES distinct values pass through; later ones become "_other"."""
+    """The first MAX_NAMES distinct values pass through; later ones become "_other". `on_new` is
+    called once for each value that passes, "_other" included, the first time it does."""
 
-    def __init__(self, limit: int = MAX_NAMES) -> None:
+    def __init__(
+        self, on_new: Callable[[str], None] = lambda _: None, limit: int = MAX_NAMES
+    ) -> None:
         self._limit = limit
+        self._on_new = on_new
         self._seen: set[str] = set()
         self._lock = threading.Lock()
 
@@ -64,9 +67,12 @@ class BoundedNames:
             if name in self._seen:
                 return name
             if len(self._seen) >= self._limit:
-                return OTHER
+                name = OTHER
+                if OTHER in self._seen:
+                    return OTHER
             self._seen.add(name)
-            return name
+        self._on_new(name)
+        return name
 
 
 class Metrics:
@@ -74,8 +80,8 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.lease = BoundedNames()
-        self.job = BoundedNames()
+        self.lease = BoundedNames(self._start_lease)
+        self.job = BoundedNames(self._start_job)
 
         def counter(name: str, doc: str, labels: tuple[str, ...]) -> Counter:
             return Counter(name, doc, labels, registry=self.registry)
@@ -134,6 +140,26 @@ class Metrics:
             buckets=RUN_BUCKETS,
             registry=self.registry,
         )
+
+    # A labelled counter appears at its first event, and increase() does not count a series'
+    # first sample: a name's counters start at zero when it is first seen, so that a later
+    # refusal, loss or rejection is counted by the alert rules (helm/tenure/files).
+    def _start_lease(self, lease: str) -> None:
+        for counter in (
+            self.acquisitions,
+            self.takeovers,
+            self.refusals,
+            self.renew_refusals,
+            self.releases,
+            self.fence_accepts,
+        ):
+            counter.labels(lease)
+        for reason in FENCE_REJECTIONS:
+            self.fence_rejections.labels(lease, reason)
+
+    def _start_job(self, job: str) -> None:
+        self.claims.labels(job)
+        self.completions.labels(job)
 
     def observe(self, event: Event) -> None:
         if isinstance(event, LeaseEvent):
@@ -201,170 +227,6 @@ def _level(event: Event) -> int:
     if isinstance(event, AlertEvent):
         return logging.WARNING if event.transition == "opened" else logging.INFO
     return logging.INFO
-
-
-@dataclass(frozen=True, slots=True)
-class Gauge:
-    name: str
-    doc: str
-    labels: tuple[str, ...]
-    samples: tuple[tuple[tuple[str, ...], float], ...]
-
-
-class DatabaseGauges:
-    """A Prometheus collector serving the last snapshot read from the database."""
-
-    def __init__(self, cache_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._cache_seconds = cache_seconds
-        self._clock = clock
-        self._taken_at: float | None = None
-        self._gauges: tuple[Gauge, ...] = ()
-        self._up = 0.0
-        self._ready = 0.0
-        self._refreshing = asyncio.Lock()
-
-    async def refresh(
-        self,
-        read: Callable[[], Awaitable[Iterable[Gauge]]],
-        ready: Callable[[], Awaitable[bool]],
-    ) -> None:
-        """Check readiness and read the gauges again when the snapshot is older than the cache
-        time; one reader at a time, so a burst of scrapes costs one check and one read."""
-        async with self._refreshing:
-            if not self.stale():
-                return
-            self._ready = 1.0 if await ready() else 0.0
-            if not self._ready:
-                # Unreachable or behind this version's schema: a read would wait as long again,
-                # or read tables this version does not know.
-                self.failed()
-                return
-            try:
-                self.update(await read())
-            except TenureError as error:
-                _log.warning("metrics: state gauges unavailable: %s", error.detail)
-                self.failed()
-
-    def stale(self) -> bool:
-        return self._taken_at is None or self._clock() - self._taken_at >= self._cache_seconds
-
-    def update(self, gauges: Iterable[Gauge]) -> None:
-        self._gauges = tuple(gauges)
-        self._taken_at = self._clock()
-        self._up = 1.0
-
-    def failed(self) -> None:
-        """The database could not be read: serve no state gauges rather than stale ones."""
-        self._gauges = ()
-        self._taken_at = self._clock()
-        self._up = 0.0
-
-    def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily(
-            "tenure_database_up", "1 when the state gauges could be read from the database."
-        )
-        up.add_metric([], self._up)
-        yield up
-        ready = GaugeMetricFamily(
-            "tenure_ready", "1 when this replica is ready: the /readyz check passes."
-        )
-        ready.add_metric([], self._ready)
-        yield ready
-        for gauge in self._gauges:
-            family = GaugeMetricFamily(gauge.name, gauge.doc, labels=list(gauge.labels))
-            for values, value in gauge.samples:
-                family.add_metric(list(values), value)
-            yield family
-
-
-def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
-    """The state gauges of one overview read (documented in docs/metrics.md)."""
-    jobs = overview.jobs
-    held = [age for age in overview.leases if age.lease.held]
-
-    def per_job(values: Iterable[tuple[str, float | None]]) -> tuple[tuple[tuple[str], float], ...]:
-        return tuple(((name,), value) for name, value in values if value is not None)
-
-    return [
-        Gauge(
-            "tenure_job_status",
-            "1 for the job's current status, 0 for the others.",
-            ("job", "status"),
-            job_state_samples((item.job.name, item.status.status) for item in jobs),
-        ),
-        Gauge(
-            "tenure_job_last_duration_seconds",
-            "Duration of the job's last completed run.",
-            ("job",),
-            per_job((item.job.name, item.status.last_duration_seconds) for item in jobs),
-        ),
-        Gauge(
-            "tenure_job_last_completion_timestamp_seconds",
-            "When the job's last window was completed (Unix time).",
-            ("job",),
-            per_job((item.job.name, _timestamp(item.status.last_completed_at)) for item in jobs),
-        ),
-        Gauge(
-            "tenure_job_next_occurrence_timestamp_seconds",
-            "The job's next expected occurrence (Unix time).",
-            ("job",),
-            per_job(
-                (item.job.name, item.status.expectation.next_occurrence.timestamp())
-                for item in jobs
-            ),
-        ),
-        Gauge(
-            "tenure_job_slow",
-            "1 when the job's last run took more than half its interval.",
-            ("job",),
-            per_job((item.job.name, float(item.status.slow)) for item in jobs),
-        ),
-        Gauge(
-            "tenure_lease_holding_age_seconds",
-            "How long the current generation of a held lease has been held.",
-            ("lease",),
-            tuple(((age.lease.name,), age.held_for_seconds) for age in held),
-        ),
-        Gauge(
-            "tenure_lease_generation",
-            "The current generation of a held lease.",
-            ("lease",),
-            tuple(((age.lease.name,), float(age.lease.generation)) for age in held),
-        ),
-        Gauge(
-            "tenure_lease_stuck",
-            "1 when one generation has been held longer than its bound.",
-            ("lease",),
-            tuple(((age.lease.name,), float(age.stuck)) for age in held),
-        ),
-        Gauge(
-            "tenure_alerts_open",
-            "Alerts opened and not yet resolved, by kind.",
-            ("kind",),
-            tuple(((kind,), float(backlog.get(f"open:{kind}", 0))) for kind in ALERT_KINDS),
-        ),
-        Gauge(
-            "tenure_webhook_deliveries_pending",
-            "Webhook deliveries not yet delivered nor given up.",
-            (),
-            (((), float(backlog.get("pending", 0))),),
-        ),
-    ]
-
-
-def _timestamp(moment: datetime | None) -> float | None:
-    return None if moment is None else moment.timestamp()
-
-
-def job_state_samples(
-    states: Iterable[tuple[str, str]],
-) -> tuple[tuple[tuple[str, str], float], ...]:
-    """A state set: one sample per job and status, 1 for the job's status and 0 for the others."""
-    return tuple(
-        ((job, status), 1.0 if status == current else 0.0)
-        for job, current in states
-        for status in JOB_STATES
-    )
 
 
 class Telemetry:
