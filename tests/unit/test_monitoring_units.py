@@ -9,15 +9,17 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from prometheus_client import generate_latest
 
 from tenure._models import Overview
 from tenure._status import render_overview
 from tenure_server.api import dashboard
 from tenure_server.app import status as db_status
-from tenure_server.app.telemetry import OTHER, BoundedNames
+from tenure_server.app.telemetry import OTHER, BoundedNames, Metrics
 from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.statements import Statements
+from tenure_server.domain.events import FENCE_REJECTIONS, LeaseEvent, WindowEvent
 from tenure_server.domain.status import LeaseAge, LeaseView
 from tenure_server.server.logs import JsonFormatter
 
@@ -60,6 +62,33 @@ def test_label_values_are_bounded() -> None:
     """Past the limit, new names are counted under one label value."""
     names = BoundedNames(limit=2)
     assert [names(name) for name in ("a", "b", "c", "a")] == ["a", "b", OTHER, "a"]
+
+
+def test_a_names_counters_start_at_zero_when_it_is_first_seen() -> None:
+    """increase() does not count a series' first sample: the refusal, loss and rejection series of
+    a lease exist at zero from its first event on, so the next one is counted by the alerts."""
+    metrics = Metrics()
+    metrics.observe(LeaseEvent("acquired", "close-day", "a", 1))
+    metrics.observe(WindowEvent("claimed", "nightly", "2026-09-25", "close-day", "a", 1, 1))
+    text = generate_latest(metrics.registry).decode()
+    for series in (
+        'tenure_lease_renew_refusals_total{lease="close-day"} 0.0',
+        'tenure_lease_takeovers_total{lease="close-day"} 0.0',
+        'tenure_lease_refusals_total{lease="close-day"} 0.0',
+        *(
+            f'tenure_fence_rejections_total{{lease="close-day",reason="{reason}"}} 0.0'
+            for reason in FENCE_REJECTIONS
+        ),
+        'tenure_window_completions_total{job="nightly"} 0.0',
+    ):
+        assert series in text
+
+
+def test_the_other_name_is_started_once() -> None:
+    started: list[str] = []
+    names = BoundedNames(started.append, limit=1)
+    assert [names("a"), names("b"), names("c"), names("a")] == ["a", OTHER, OTHER, "a"]
+    assert started == ["a", OTHER]
 
 
 def test_dashboard_escapes_what_clients_chose() -> None:

@@ -9,7 +9,7 @@ the deciding SQL statements themselves, not through the sink.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, get_args
 
 from tenure_server.domain.errors import (
     FenceLeaseMismatch,
@@ -22,6 +22,7 @@ from tenure_server.domain.windows import Window
 LeaseEventKind = Literal["acquired", "taken_over", "released", "renew_refused", "refused"]
 WindowEventKind = Literal["claimed", "completed"]
 FenceRejection = Literal["stale_generation", "unknown_generation", "lease_mismatch"]
+FENCE_REJECTIONS: tuple[FenceRejection, ...] = get_args(FenceRejection)
 AlertTransition = Literal["opened", "resolved"]
 
 
