@@ -60,6 +60,8 @@ REQUIRED: Values = {
 UNAUTHENTICATED: Values = {"auth": {"tokens": {"enabled": False}, "allowUnauthenticated": True}}
 
 
+RUNBOOK_BASE_URL = "https://git.example/platform/tenure/blob/main"
+
 COMBINATIONS: dict[str, Values] = {
     "defaults": {},
     "autoscaling": {"autoscaling": {"enabled": True, "targetMemoryUtilizationPercentage": 80}},
@@ -84,9 +86,30 @@ COMBINATIONS: dict[str, Values] = {
     "pinned-digest": {
         "image": {"repository": "registry.example/tenure", "digest": "sha256:" + "a" * 64}
     },
+    "prometheus-rule": {"prometheusRule": {"enabled": True, "labels": {"release": "prom"}}},
+    "grafana-dashboard": {"grafanaDashboard": {"enabled": True}},
+    "monitoring-options": {
+        "serviceMonitor": {"enabled": True, "bearerTokenSecret": {"name": "tenure-scrape"}},
+        "prometheusRule": {
+            "enabled": True,
+            "labels": {"release": "prom"},
+            "additionalRuleLabels": {"team": "platform", "severity": "ignored"},
+            "runbookBaseUrl": RUNBOOK_BASE_URL + "/",
+        },
+        "grafanaDashboard": {
+            "enabled": True,
+            "namespace": "monitoring",
+            "sidecarLabel": "example.com/dashboard",
+            "sidecarLabelValue": "tenure",
+            "labels": {"team": "platform"},
+            "folder": "Coordination",
+        },
+    },
     "everything": {
         "autoscaling": {"enabled": True},
         "serviceMonitor": {"enabled": True, "bearerTokenSecret": {"name": "tenure-scrape"}},
+        "prometheusRule": {"enabled": True},
+        "grafanaDashboard": {"enabled": True},
         "networkPolicy": {"enabled": True},
         "auth": {"tokens": {"enabled": True, "existingSecret": "tenure-tokens"}},
         "extraEnv": [{"name": "TZ", "value": "UTC"}],
@@ -166,6 +189,25 @@ def check_service_monitor(manifest: Manifest) -> None:
         if "authorization" in endpoint:
             assert endpoint["authorization"]["type"] == "Bearer"
             assert set(endpoint["authorization"]["credentials"]) == {"name", "key"}
+
+
+def check_prometheus_rule(manifest: Manifest) -> None:
+    """PrometheusRule is a custom resource too: the fields the Prometheus operator reads (promtool
+    checks the groups themselves, tests/deploy/test_helm_chart_monitoring.py)."""
+    assert manifest["apiVersion"] == "monitoring.coreos.com/v1"
+    assert re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", manifest["metadata"]["name"])
+    assert set(manifest["spec"]) == {"groups"}
+    for group in manifest["spec"]["groups"]:
+        assert set(group) <= {"name", "interval", "rules", "limit", "partial_response_strategy"}
+        for rule in group["rules"]:
+            assert set(rule) <= {"alert", "record", "expr", "for", "labels", "annotations"}
+
+
+# The custom resources the chart renders, absent from the Kubernetes schemas.
+CUSTOM_RESOURCES = {
+    "ServiceMonitor": check_service_monitor,
+    "PrometheusRule": check_prometheus_rule,
+}
 
 
 def settings_of(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Settings:

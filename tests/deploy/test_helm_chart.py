@@ -16,11 +16,11 @@ import yaml
 from tests.deploy.helm_chart import (
     CHART,
     COMBINATIONS,
+    CUSTOM_RESOURCES,
     KUBERNETES_VERSIONS,
     LINT_KUBE_VERSION,
     REQUIRED,
     Values,
-    check_service_monitor,
     merged,
     render,
 )
@@ -38,12 +38,12 @@ def test_chart_lints_clean(combination: str) -> None:
 @pytest.mark.parametrize("combination", sorted(COMBINATIONS))
 def test_every_manifest_matches_the_kubernetes_schemas(chart: helm.Chart, combination: str) -> None:
     """Each rendered object is valid (no unknown fields) for the oldest and newest supported
-    Kubernetes; the ServiceMonitor custom resource is checked structurally."""
+    Kubernetes; the custom resources (ServiceMonitor, PrometheusRule) are checked structurally."""
     manifests = render(chart, COMBINATIONS[combination])
     assert manifests
     for manifest in manifests:
-        if manifest["apiVersion"].startswith("monitoring.coreos.com/"):
-            check_service_monitor(manifest)
+        if manifest["kind"] in CUSTOM_RESOURCES:
+            CUSTOM_RESOURCES[manifest["kind"]](manifest)
             continue
         for version in KUBERNETES_VERSIONS:
             try:

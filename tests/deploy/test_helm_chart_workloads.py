@@ -141,7 +141,10 @@ def test_configmap_settings_are_accepted_by_the_service(
 ) -> None:
     """The service's own Settings accepts every TENURE_* value the chart renders."""
     manifests = render(chart, COMBINATIONS[combination])
-    data = only(manifests, "ConfigMap")["data"]
+    # The settings' ConfigMap, not the dashboard's ("everything" renders both).
+    (data,) = [
+        m["data"] for m in manifests if m["kind"] == "ConfigMap" and "tenure.json" not in m["data"]
+    ]
     settings = settings_of(
         data | {"TENURE_DATABASE_URL": "postgresql://tenure@db/tenure"}, monkeypatch
     )
