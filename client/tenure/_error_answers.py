@@ -169,6 +169,9 @@ DECODERS: Mapping[str, Decoder] = {
     ProblemType.SHUTTING_DOWN.slug: lambda d, s, p, h: errors.ShuttingDown(
         d, retry_after=retry_after(h), status=s, problem=p
     ),
+    ProblemType.TOO_MANY_STREAMS.slug: lambda d, s, p, h: errors.ServiceUnavailable(
+        d, retry_after=retry_after(h), status=s, problem=p
+    ),
     ProblemType.UNAUTHENTICATED.slug: _simple(errors.Unauthenticated),
     ProblemType.FORBIDDEN.slug: _simple(errors.Forbidden),
     ProblemType.HOLDING_OF_ANOTHER_PRINCIPAL.slug: _simple(errors.HoldingOfAnotherPrincipal),

@@ -132,6 +132,7 @@ def test_lease_held_carries_holder_expiry_and_retry_after() -> None:
             {"retry_after": 2.0},
         ),
         ("shutting-down", 503, {}, ShuttingDown, {}),
+        ("too-many-streams", 503, {}, ServiceUnavailable, {}),
         ("unauthenticated", 401, {}, Unauthenticated, {}),
         ("forbidden", 403, {}, Forbidden, {}),
         ("holding-of-another-principal", 403, {}, HoldingOfAnotherPrincipal, {}),
