@@ -1,6 +1,7 @@
 """What the event stream tests share: the app served by a real uvicorn in this process (httpx's
 ASGITransport buffers a streamed body, so a stream must cross a socket), and a reader of
-Server-Sent Events."""
+Server-Sent Events that checks each event against the schema openapi/openapi.json documents for
+one (the contract test cannot: schemathesis waits for a response to end, and a stream does not)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,6 +23,18 @@ from tests.support.processes import free_port
 
 STREAM = "/v1/events/stream"
 WITHIN_SECONDS = 10.0
+OPENAPI = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
+EVENT_SCHEMA: dict[str, Any] = json.loads(OPENAPI.read_text())["paths"][STREAM]["get"]["responses"][
+    "200"
+]["content"]["text/event-stream"]["schema"]
+
+
+def check_documented(fields: dict[str, str]) -> None:
+    """One event's fields are those the document gives, its type one it lists, its data JSON."""
+    properties = EVENT_SCHEMA["properties"]
+    assert set(EVENT_SCHEMA["required"]) <= set(fields) <= set(properties), fields
+    assert fields["event"] in properties["event"]["enum"], fields
+    assert json.loads(fields["data"])["type"] == fields["event"], fields
 
 
 @asynccontextmanager
@@ -76,6 +90,7 @@ class EventReader:
             async for line in self.lines:
                 if line == "":
                     if "event" in fields:
+                        check_documented(fields)
                         data = json.loads(fields["data"])
                         return Received(fields["event"], data, fields.get("id"))
                     continue

@@ -191,6 +191,19 @@ async def test_the_stream_is_for_readers_of_their_namespaces(database_url: str) 
     assert only.data["lease"] == "billing.close"
 
 
+async def test_bad_stream_parameters_are_problems(client: httpx.AsyncClient) -> None:
+    """An over-long namespace or Last-Event-ID is refused with a 422 problem, as documented."""
+    for params, headers in (
+        ({"namespace": "n" * 1000}, {}),
+        ({}, {"Last-Event-ID": "x" * 1000}),
+        ({"last_event_id": "x" * 1000}, {}),
+    ):
+        refused = await client.get(STREAM, params=params, headers=headers)
+        assert refused.status_code == 422, refused.text
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert refused.json()["type"] == "/problems/validation-error"
+
+
 async def test_last_event_id_resumes_right_after_that_event(client: httpx.AsyncClient) -> None:
     """Resuming after an event replays exactly the events that followed it, from the header or
     the query parameter, then goes on live; an id not in the history gives stream.reset."""

@@ -13,7 +13,12 @@ from starlette.types import Send
 from tenure_server.api.dependencies import CallerDep
 from tenure_server.api.schemas import problem_responses
 from tenure_server.app.stream import EventHub, Subscription
-from tenure_server.app.stream_wire import EVENT_TYPES, RETRY_MILLISECONDS, dropped_frame
+from tenure_server.app.stream_wire import (
+    CONTROL_TYPES,
+    EVENT_TYPES,
+    RETRY_MILLISECONDS,
+    dropped_frame,
+)
 from tenure_server.domain.errors import Forbidden
 from tenure_server.domain.names import NAME_MAX_LENGTH
 
@@ -23,6 +28,22 @@ MEDIA_TYPE = "text/event-stream"
 # A consumer dropped for not reading is sent its `stream.dropped` for this long, then the
 # connection is closed: its socket buffers are full, and waiting longer would hold the stream.
 FAREWELL_SECONDS = 1.0
+
+# One event of the stream, as OpenAPI 3.1 describes a text/event-stream's `schema`: its fields.
+EVENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "event": {"type": "string", "enum": [*EVENT_TYPES, *CONTROL_TYPES]},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "description": "One line of JSON with `type` (= `event`) and `at`.",
+        },
+        "id": {"type": "string", "description": "Absent on stream.reset and stream.dropped."},
+        "retry": {"type": "integer", "minimum": 0},
+    },
+    "required": ["event", "data"],
+}
 
 _DESCRIPTION = f"""Server-Sent Events (`text/event-stream`). On connect: `retry:` and a
 `: connected` comment; a `: keepalive` comment every `TENURE_EVENTS_KEEPALIVE_SECONDS`. Each
@@ -96,7 +117,7 @@ async def _frames(
     responses={
         **problem_responses(401, 403),
         200: {
-            "content": {MEDIA_TYPE: {"schema": {"type": "string"}}},
+            "content": {MEDIA_TYPE: {"schema": EVENT_SCHEMA}},
             "description": "The event stream, until the client disconnects or is dropped.",
         },
         503: {

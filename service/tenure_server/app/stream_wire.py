@@ -88,6 +88,9 @@ def frame(kind: str, data: str, event_id: str | None = None) -> bytes:
     return f"{head}event: {kind}\ndata: {data}\n\n".encode()
 
 
+CONTROL_TYPES = ("stream.reset", "stream.dropped")
+
+
 def reset_frame(detail: str) -> bytes:
     data = {"type": "stream.reset", "reason": "history-gap", "detail": detail}
     return frame("stream.reset", to_json(data))
