@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 import asyncpg
 import httpx
 
 from tests.api.test_leases import problem
+from tests.support.postgres import unreachable
 
 
 async def test_a_migrated_reachable_service_is_live_and_ready(api: httpx.AsyncClient) -> None:
@@ -34,19 +33,10 @@ async def test_not_ready_while_the_database_is_unreachable(
 ) -> None:
     """With its connections cut and new ones refused, /readyz and the API answer 503 with
     Retry-After instead of hanging or failing with 500."""
-    database = urlsplit(database_url).path.lstrip("/")
-    admin = await asyncpg.connect(server_url)
-    try:
-        await admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
-        await admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", database
-        )
+    async with unreachable(server_url, database_url):
         problem(await api.get("/readyz"), 503, "storage-unavailable")
         response = await api.post("/v1/leases/x/acquire", json={"holder": "a", "ttl_seconds": 30})
         problem(response, 503, "storage-unavailable")
         assert int(response.headers["retry-after"]) >= 1
-    finally:
-        await admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
-        await admin.close()
     recovered = await api.post("/v1/leases/x/acquire", json={"holder": "a", "ttl_seconds": 30})
     assert recovered.status_code == 200, recovered.text

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from urllib.parse import urlsplit
 
 import asyncpg
 import httpx
@@ -17,6 +16,7 @@ from tenure_server.db.pool import create_pool
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_metrics import scrape, value
+from tests.support.postgres import unreachable
 
 POOL_MAX = 7
 
@@ -57,22 +57,13 @@ async def test_a_scrape_answers_while_the_database_is_unreachable(
     """With the database refusing connections, /metrics still answers 200 within the readiness
     timeout, saying not ready and database down, with the counters and pool gauges; readiness
     comes back with the database."""
-    database = urlsplit(database_url).path.lstrip("/")
-    admin = await asyncpg.connect(server_url)
-    try:
-        await admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
-        await admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", database
-        )
+    async with unreachable(server_url, database_url):
         started = time.monotonic()
         samples = await scrape(uncached)
         assert time.monotonic() - started < 5
         assert value(samples, "tenure_ready") == 0
         assert value(samples, "tenure_database_up") == 0
         assert value(samples, "tenure_database_pool_max_connections") == POOL_MAX
-    finally:
-        await admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
-        await admin.close()
     assert value(await scrape(uncached), "tenure_ready") == 1
 
 

@@ -87,6 +87,31 @@ BAD_VALUES: dict[str, tuple[Values, str]] = {
     "bad percentage": ({"podDisruptionBudget": {"minAvailable": "half"}}, "minAvailable"),
     "negative timeout": ({"config": {"lockTimeoutMs": -1}}, "/config/lockTimeoutMs"),
     "bad duration": ({"serviceMonitor": {"interval": "30 seconds"}}, "/serviceMonitor/interval"),
+    "rule switch not a boolean": (
+        {"prometheusRule": {"enabled": "yes"}},
+        "/prometheusRule/enabled",
+    ),
+    "unknown rule key": ({"prometheusRule": {"enabled": True, "ruleLabels": {}}}, "ruleLabels"),
+    "runbook base without scheme": (
+        {"prometheusRule": {"runbookBaseUrl": "git.example/tenure"}},
+        "/prometheusRule/runbookBaseUrl",
+    ),
+    "rule label not a string": (
+        {"prometheusRule": {"additionalRuleLabels": {"tier": 1}}},
+        "/prometheusRule/additionalRuleLabels",
+    ),
+    "numeric sidecar label value": (
+        {"grafanaDashboard": {"sidecarLabelValue": 1}},
+        "/grafanaDashboard/sidecarLabelValue",
+    ),
+    "bad sidecar label key": (
+        {"grafanaDashboard": {"sidecarLabel": "grafana dashboard"}},
+        "/grafanaDashboard/sidecarLabel",
+    ),
+    "bad namespace": (
+        {"grafanaDashboard": {"namespace": "Monitoring"}},
+        "/grafanaDashboard/namespace",
+    ),
 }
 
 

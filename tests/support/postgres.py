@@ -11,8 +11,8 @@ import asyncio
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -75,6 +75,23 @@ async def execute(url: str, *statements: str) -> None:
             await connection.execute(statement)
     finally:
         await connection.close()
+
+
+@asynccontextmanager
+async def unreachable(server_url: str, database_url: str) -> AsyncIterator[None]:
+    """While the block runs, the database of `database_url` refuses new connections and its open
+    ones are cut, as in an outage; afterwards it accepts them again."""
+    database = urlsplit(database_url).path.lstrip("/")
+    admin = await asyncpg.connect(server_url, timeout=CONNECT_TIMEOUT_SECONDS)
+    try:
+        await admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", database
+        )
+        yield
+    finally:
+        await admin.execute(f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
+        await admin.close()
 
 
 def program(name: str) -> Path:
