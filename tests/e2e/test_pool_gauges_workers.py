@@ -7,6 +7,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import TypeVar
 
@@ -35,12 +36,14 @@ def pool_max(url: str) -> float:
 
 
 def workers(supervisor: int) -> set[int]:
-    """uvicorn's worker processes (its other child is multiprocessing's resource tracker)."""
-    return {
-        pid
-        for pid in children(supervisor)
-        if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    }
+    """uvicorn's worker processes (its other child is multiprocessing's resource tracker); a
+    child that exits meanwhile (the killed worker, reaped) is not one."""
+    found = set()
+    for pid in children(supervisor):
+        with suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.add(pid)
+    return found
 
 
 def settle(url: str, whole: float) -> list[float]:
