@@ -64,13 +64,16 @@ exit status:
 The window is completed only when COMMAND exits 0; with --cron it is the occurrence the
 schedule meant by the service's (the database's) clock, never this host's.
 
-COMMAND is dead before the lease can be granted to anyone else. The deadline is the TTL after
+COMMAND (with every process it started, even one that left its process group with setsid:
+on Linux) is dead before the lease can be granted to anyone else. The deadline is the TTL after
 the last successful renewal was sent: if no renewal has succeeded by --grace seconds before it,
-COMMAND's process group gets SIGTERM, and SIGKILL {KILL_MARGIN:g} s before the deadline. A loss
-noticed late (the service answered lease-lost, or tenure run was paused) leaves COMMAND only
-what remains before the deadline: SIGKILL at once if it has passed. --grace is cut to half the
-time between a renewal falling due and the SIGKILL, so that a slow renewal never stops COMMAND.
-SIGINT/SIGTERM sent to tenure run are forwarded.
+COMMAND gets SIGTERM, and SIGKILL {KILL_MARGIN:g} s before the deadline. Once the lease is lost
+(the service answered lease-lost or refused a renewal, or the deadline passed while tenure run
+was paused), its turn is over: SIGKILL at once. --grace (default {DEFAULT_GRACE:g} s, or less as
+the TTL requires) is at most half the time between a renewal falling due and the SIGKILL, so
+that a slow renewal never stops COMMAND; a longer one given is cut, with a warning.
+SIGINT/SIGTERM sent to tenure run are forwarded, and SIGKILL follows --grace later; what COMMAND
+leaves running when it exits is stopped the same way before the window is completed.
 
 The service is ${ENV_URL} (default {DEFAULT_URL}) unless --url is given; ${ENV_TOKEN} is sent
 as a bearer token.
@@ -131,8 +134,8 @@ def _add_run(commands: Any) -> None:
     run.add_argument(
         "--grace",
         type=_seconds,
-        default=DEFAULT_GRACE,
-        help="seconds between SIGTERM and SIGKILL, ending before the lease may expire",
+        help=f"seconds between SIGTERM and SIGKILL (default: {DEFAULT_GRACE:g}, or less as the"
+        " TTL requires), ending before the lease may expire",
     )
     run.add_argument("--renew-every", type=_seconds, help="renewal period (default: TTL / 3)")
     run.add_argument("--url", help=f"service URL (default: ${ENV_URL} or {DEFAULT_URL})")
@@ -204,11 +207,13 @@ def _window(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> s
 
 
 def _grace(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> float:
+    """--grace, cut to fit the TTL: with a warning when it was given, silently when not."""
+    asked = DEFAULT_GRACE if arguments.grace is None else arguments.grace
     try:
-        grace = stop_grace(arguments.ttl, arguments.renew_every, arguments.grace)
+        grace = stop_grace(arguments.ttl, arguments.renew_every, asked)
     except ValueError as error:
         parser.error(str(error))
-    if grace < arguments.grace:
+    if arguments.grace is not None and grace < asked:
         print(
             f"tenure run: --grace {arguments.grace:g} s is cut to {grace:.3g} s: with a TTL of"
             f" {arguments.ttl:g} s a longer one would stop the command while renewals still work",

@@ -13,11 +13,21 @@ window is completed only when the command exits 0.
 
 The command never runs beside the lease's next holder: it is dead before the lease can expire.
 The deadline is the TTL after the last successful renewal was *sent* (the service set the expiry
-later than that); the command's process group gets SIGTERM `--grace` seconds before it — when no
-renewal has succeeded by then — and SIGKILL `KILL_MARGIN` before it. A loss noticed late (a
-`lease-lost` answer, or `tenure run` itself paused) leaves the command only what remains before
-the deadline: SIGKILL at once if it has passed. The grace is at most half the time between a
-renewal falling due and the SIGKILL, so that a renewal that is merely slow never stops it.
+later than that); the command gets SIGTERM `--grace` seconds before it — when no renewal has
+succeeded by then — and SIGKILL `KILL_MARGIN` before it. Once the lease is lost — the service
+answered `lease-lost` (a force-release: the next holder may acquire at once) or refused the
+renewal, or the deadline passed (`tenure run` itself paused) — the turn is over: SIGKILL at once,
+no SIGTERM, since what a command does on SIGTERM (finish a unit of work, flush) is what must not
+happen beside the next holder. The grace is at most half the time between a renewal falling due
+and the SIGKILL, so that a renewal that is merely slow never stops the command; by default it is
+`DEFAULT_GRACE`, or less when the TTL requires.
+
+"The command" is the command and everything it started (`tenure._process_tree`): a descendant
+that left its process group (`setsid`) is stopped with it. When `tenure run` reports the run
+over — the command exited, or was stopped — none of them is running: what the command leaves
+running when it exits gets SIGTERM, then SIGKILL `--grace` later (or before the deadline), and
+only then is the window completed. SIGINT and SIGTERM sent to `tenure run` (an operator stopping
+it) are forwarded, and SIGKILL follows `--grace` later in the same way.
 
 Exit status:
     the command's own   it ran (128 + N when it was killed by signal N); 126/127 when it could
@@ -30,8 +40,7 @@ Exit status:
          window could not be completed: the next run will do it again)
     2    invalid usage, or the service refused the request (a bad job name, …)
 
-The command runs in its own process group, so that stopping it stops what it started. If
-`tenure run` itself is killed with SIGKILL, nothing stops the command: its lease expires after
+If `tenure run` itself is killed with SIGKILL, nothing stops the command: its lease expires after
 the TTL and another run may start, which is what the fencing token is for.
 """
 
@@ -40,7 +49,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -56,6 +64,7 @@ from tenure._errors import (
     WindowCompleted,
 )
 from tenure._models import JobSpec
+from tenure._process_tree import ProcessTree, subreaper
 from tenure._renewal import LeaseClock
 from tenure._sync.client import Tenure
 from tenure._sync.lease import LeaseHandle
@@ -85,6 +94,7 @@ EXIT_UNREACHABLE = 114
 EXIT_CANNOT_EXECUTE = 126
 EXIT_NOT_FOUND = 127
 
+# The grace when --grace is not given, cut without a word when the TTL requires.
 DEFAULT_GRACE = 10.0
 # The command is SIGKILLed this long before the lease may expire: time for the supervisor to
 # wake and for the kill to take effect before the service can grant the lease again.
@@ -110,10 +120,10 @@ class RunOptions:
     window: str | Schedule
     command: Sequence[str]
     ttl: float
+    # At most `stop_grace(ttl, renew_every, …)`: a longer one would stop a healthy command.
+    grace: float
     lease: str | None = None
     wait: float = 0.0
-    # At most `stop_grace(ttl, renew_every, …)`: a longer one would stop a healthy command.
-    grace: float = DEFAULT_GRACE
     renew_every: float | None = None
     skip_ok: bool = False
     # Registered (once) before the run, so the service alerts when a window is missed.
@@ -159,28 +169,6 @@ def _service_error(error: TenureError) -> int:
     return EXIT_USAGE
 
 
-class _Child:
-    """The command, in its own process group; signals go to the whole group."""
-
-    def __init__(self, command: Sequence[str], environment: dict[str, str]) -> None:
-        self.process = subprocess.Popen(command, env=environment, process_group=0)  # noqa: S603 - running the given command is the point
-
-    def signal(self, signum: int) -> None:
-        # A group that is gone: the command and everything it started have exited.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signum)
-
-    def stop(self, kill_at: float) -> int:
-        """SIGTERM, then SIGKILL at `kill_at` (a monotonic time); the command's exit status."""
-        self.signal(signal.SIGTERM)
-        try:
-            return self.process.wait(max(0.0, kill_at - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            _say("the command did not stop in time: SIGKILL")
-        self.signal(signal.SIGKILL)
-        return self.process.wait()
-
-
 def _environment(job: str, window: str, handle: LeaseHandle, attempt: int) -> dict[str, str]:
     environment = dict(os.environ)
     environment.update(
@@ -197,10 +185,11 @@ def _environment(job: str, window: str, handle: LeaseHandle, attempt: int) -> di
 
 class _Signals:
     """SIGINT/SIGTERM: before the command starts they stop `tenure run`; after, they are
-    forwarded to the command's process group."""
+    forwarded to the command and everything it started, and the stop has begun."""
 
     def __init__(self) -> None:
-        self.child: _Child | None = None
+        self.child: ProcessTree | None = None
+        self.received: int | None = None
         self._previous: dict[int, object] = {}
 
     def __enter__(self) -> _Signals:
@@ -215,13 +204,14 @@ class _Signals:
     def _handle(self, signum: int, _: FrameType | None) -> None:
         if self.child is None:
             raise _Interrupted(signum)
+        self.received = signum
         self.child.signal(signum)
 
 
 def run_command(client: Tenure, options: RunOptions) -> int:
     """Run the command once for its window; the exit status `tenure run` should end with."""
     try:
-        with _Signals() as signals:
+        with _Signals() as signals, subreaper():
             return _run(client, options, signals)
     except _Interrupted as interrupted:
         _say(f"interrupted by signal {interrupted.signum} before the command started")
@@ -270,14 +260,14 @@ def _claim_and_run(
         return _service_error(error)
     environment = _environment(options.job, window, handle, claimed.attempt)
     try:
-        signals.child = _Child(options.command, environment)
+        signals.child = ProcessTree(options.command, environment)
     except FileNotFoundError as error:
         _say(f"cannot run the command: {error}")
         return EXIT_NOT_FOUND
     except OSError as error:
         _say(f"cannot run the command: {error}")
         return EXIT_CANNOT_EXECUTE
-    returncode = _supervise(signals.child, handle, options.grace)
+    returncode = _supervise(signals.child, handle, options.grace, signals)
     if returncode is None:
         return EXIT_LOST
     if returncode != 0:
@@ -285,26 +275,58 @@ def _claim_and_run(
     return _complete(client, options.job, window, handle)
 
 
-def _supervise(child: _Child, handle: LeaseHandle, grace: float) -> int | None:
-    """Wait for the command; stop it so that it is dead before the lease may expire (see the
-    module docstring). Its status, or None when stopped."""
-    while True:
-        returncode = child.process.poll()
-        if returncode is not None:
-            return returncode
+def _supervise(
+    tree: ProcessTree, handle: LeaseHandle, grace: float, signals: _Signals
+) -> int | None:
+    """Wait for the command, then stop whatever of it is left (see the module docstring). The
+    command's status, or None when the lease stopped it."""
+    stopped = _watch(tree, handle, grace, signals)
+    if not stopped and signals.received is None and not tree.ended():
+        _say("the command exited: stopping what it left running")
+    killed = _stop(tree, handle, grace, terminated=signals.received is not None)
+    return None if stopped or killed else tree.process.wait()
+
+
+def _watch(tree: ProcessTree, handle: LeaseHandle, grace: float, signals: _Signals) -> bool:
+    """Until the command exits or a forwarded signal asks it to stop; True when, before that,
+    the lease was lost or renewals failed until `grace` before the deadline."""
+    while tree.returncode is None and signals.received is None:
+        tree.reap()
         now, kill_at = time.monotonic(), handle.deadline - KILL_MARGIN
         if handle.lost:
-            _say(f"lease lost ({handle.lost_reason}): stopping the command")
-        elif now >= kill_at - grace:
+            return True  # `_stop` says why
+        if now >= kill_at - grace:
             _say(
                 f"no renewal succeeded for {now - handle.deadline + handle.ttl:.1f} s: stopping"
                 " the command before the lease may expire"
             )
+            return True
+        handle.wait_lost(min(POLL_SECONDS, kill_at - grace - now))
+    return False
+
+
+def _stop(tree: ProcessTree, handle: LeaseHandle, grace: float, *, terminated: bool) -> bool:
+    """Until the command and everything it started are gone: SIGTERM (unless a forwarded signal
+    already asked them to stop), SIGKILL `grace` later or `KILL_MARGIN` before the deadline,
+    whichever comes first, and SIGKILL at once whenever the lease is lost. True when the loss
+    killed the command itself (not only what it left running)."""
+    since, killing, killed = time.monotonic(), False, False
+    while not tree.ended():
+        now = time.monotonic()
+        if not killing and handle.lost:
+            _say(f"lease lost ({handle.lost_reason}): its turn is over: SIGKILL")
+            killing, killed = True, tree.returncode is None
+        elif not killing and now >= min(since + grace, handle.deadline - KILL_MARGIN):
+            _say("the command did not stop in time: SIGKILL")
+            killing = True
+        if killing or not terminated:
+            tree.signal(signal.SIGKILL if killing else signal.SIGTERM)
+            terminated = True
+        if handle.lost:
+            time.sleep(POLL_SECONDS)
         else:
-            handle.wait_lost(min(POLL_SECONDS, kill_at - grace - now))
-            continue
-        child.stop(min(now + grace, kill_at))
-        return None
+            handle.wait_lost(POLL_SECONDS)
+    return killed
 
 
 def _complete(client: Tenure, job: str, window: str, handle: LeaseHandle) -> int:

@@ -18,12 +18,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import httpx
+
+# children(pid): the processes whose parent is pid (Linux /proc: each PostgreSQL backend has a
+# session of its own, so a process group would not reach them; uvicorn's workers are its
+# children). The same lookup `tenure run` finds what a command left behind with.
+from tenure._process_tree import children as children
 
 BIN = Path(sys.executable).parent
 TENURE = BIN / "tenure"
@@ -66,18 +71,6 @@ def wait_ready(
             pass
         time.sleep(POLL_SECONDS)
     raise TimeoutError(f"{process.args!r}: {url} not ready after {timeout} s")
-
-
-def children(parent: int) -> list[int]:
-    """The processes whose parent is `parent` (Linux /proc: each PostgreSQL backend has a session
-    of its own, so a process group would not reach them; uvicorn's workers are its children)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with suppress(OSError):
-            # pid (comm) state ppid …; comm may contain spaces and parentheses.
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                found.append(int(stat.parent.name))
-    return found
 
 
 @dataclass(frozen=True)
