@@ -175,6 +175,7 @@ DECODERS: Mapping[str, Decoder] = {
     ProblemType.UNAUTHENTICATED.slug: _simple(errors.Unauthenticated),
     ProblemType.FORBIDDEN.slug: _simple(errors.Forbidden),
     ProblemType.HOLDING_OF_ANOTHER_PRINCIPAL.slug: _simple(errors.HoldingOfAnotherPrincipal),
+    ProblemType.RESERVED_NAME.slug: _simple(errors.ReservedName),
     ProblemType.RATE_LIMITED.slug: lambda d, s, p, h: errors.RateLimited(
         d, retry_after=retry_after(h), status=s, problem=p
     ),

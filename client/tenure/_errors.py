@@ -11,7 +11,8 @@ TenureError                  anything the service refused, or could not be asked
 ├── InvalidRequest           422 `validation-error`: .errors lists the fields and messages
 ├── Unauthenticated          401 `unauthenticated`: no token, or not a valid one
 ├── Forbidden                403 `forbidden`: the principal's role or namespaces do not allow it
-│   └── HoldingOfAnotherPrincipal  403: right holder and generation, another principal's holding
+│   ├── HoldingOfAnotherPrincipal  403: right holder and generation, another principal's holding
+│   └── ReservedName         403 `reserved-name`: a `tenure.` name, the service's own
 ├── RateLimited              429 `rate-limited`: .retry_after
 ├── PayloadTooLarge          413 `payload-too-large`
 ├── LeaseHeld                409 `lease-held`: .holder, .expires_at, .retry_after
@@ -52,6 +53,7 @@ __all__ = [
     "LeaseNotFound",
     "PayloadTooLarge",
     "RateLimited",
+    "ReservedName",
     "ServiceUnavailable",
     "ShuttingDown",
     "StaleGeneration",
@@ -138,6 +140,11 @@ class Forbidden(TenureError):
 
 class HoldingOfAnotherPrincipal(Forbidden):
     """The holding named belongs to another principal, even with the right holder string."""
+
+
+class ReservedName(Forbidden):
+    """The name is under `tenure.`, which only the service itself acts under: no token, not even
+    `*` or an admin's, may acquire, renew, release, claim or verify there. Rename the lease."""
 
 
 class RateLimited(TenureError):

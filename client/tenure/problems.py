@@ -66,6 +66,7 @@ class ProblemType(Enum):
         403,
         "The holding belongs to another principal",
     )
+    RESERVED_NAME = ("reserved-name", 403, "Name reserved to the service itself")
     RATE_LIMITED = ("rate-limited", 429, "Too many requests")
 
     # Requests

@@ -1,4 +1,4 @@
-"""An app with authentication on: four principals with different roles and namespaces."""
+"""An app with authentication on: five principals with different roles and namespaces."""
 
 from __future__ import annotations
 
@@ -17,12 +17,14 @@ TOKENS = {
     "billing-client": "tnr_billing-client-token",
     "billing-reader": "tnr_billing-reader-token",
     "ops-client": "tnr_ops-client-token",
+    "every-client": "tnr_every-client-token",
 }
 ROLES = {
     "admin": (["admin"], ["*"]),
     "billing-client": (["client"], ["billing."]),
     "billing-reader": (["reader"], ["billing."]),
     "ops-client": (["client"], ["ops."]),
+    "every-client": (["client"], ["*"]),
 }
 
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from tenure_server.domain.names import NAME_PATTERN, WINDOW_PATTERN
+from tenure_server.domain.principals import SERVICE_NAMESPACE
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import PROBLEM
@@ -69,16 +70,21 @@ def fresh(prefix: str) -> str:
 
 
 @EXAMPLES
+@example(name="tenure.monitor")
 @given(name=names)
 async def test_any_lease_name_is_served_or_refused_cleanly(
     api: httpx.AsyncClient, name: str
 ) -> None:
-    """A well-formed name is acquired and read back; any other is 404/405/422 problem+json."""
+    """A well-formed name is acquired and read back, but one reserved to the service (403);
+    any other is 404/405/422 problem+json."""
     valid = re.fullmatch(NAME_PATTERN, name) is not None
     body = {"holder": "fuzz", "ttl_seconds": 30}
     acquired = await api.post(f"/v1/leases/{segment(name)}/acquire", json=body)
     read = await api.get(f"/v1/leases/{segment(name)}")
-    if valid:
+    if valid and name.startswith(SERVICE_NAMESPACE):
+        assert answered(acquired, 403).json()["type"] == "/problems/reserved-name"
+        answered(read, 200, 404)  # the monitor's own lease, once it has run
+    elif valid:
         assert answered(acquired, 200).json()["name"] == name
         assert answered(read, 200).json()["generation"] == 1
     else:

@@ -27,7 +27,7 @@ async def verify(context: Context, path: ResourcePath, body: VerifyRequest, _: R
     """Accept a generation equal to or above the highest seen for this resource (and record it);
     refuse a lower one with 409 `stale-generation`, and one the lease never handed out with 422
     `unknown-generation`."""
-    context.caller.require("client", "verify fences", path.resource, body.lease)
+    context.caller.require_client("verify fences", path.resource, body.lease)
     fence = await context.operations.verify_fence(path.resource, body.lease, body.generation)
     return as_json(FenceOut.of(fence))
 
@@ -41,8 +41,8 @@ async def verify_many(
     verifies = [Verify(ref.resource, ref.lease, ref.generation) for ref in body.fences]
     resources = [verify.resource for verify in verifies]
     context.limits.batch(resources, "fences", "resource")
-    context.caller.require(
-        "client", "verify fences", *resources, *(verify.lease for verify in verifies)
+    context.caller.require_client(
+        "verify fences", *resources, *(verify.lease for verify in verifies)
     )
     accepted: list[Fence] = []
     refused: list[dict[str, Any]] = []

@@ -39,7 +39,7 @@ async def acquire(
     still holds it (same generation). With `wait_seconds`, wait for a release or expiry. 409
     `lease-held` with `Retry-After` otherwise. The holding is bound to the caller's principal."""
     caller, operations, limits, name = context.caller, context.operations, context.limits, path.name
-    caller.require("client", "acquire", name)
+    caller.require_client("acquire", name)
     ttl, wait = limits.ttl(body.ttl_seconds), limits.wait(body.wait_seconds)
     if wait == 0:
         lease = await operations.acquire(name, body.holder, ttl, principal=caller.name)
@@ -65,7 +65,7 @@ async def _watch_disconnect(receive: Receive, abandoned: asyncio.Event) -> None:
 async def renew(context: Context, path: LeasePath, body: RenewRequest, _: Receive) -> Response:
     """Extend the holding named by holder + generation, only before it expires."""
     caller = context.caller
-    caller.require("client", "renew", path.name)
+    caller.require_client("renew", path.name)
     ttl = context.limits.ttl(body.ttl_seconds)
     lease = await context.operations.renew(
         path.name, body.holder, body.generation, ttl, caller.name
@@ -79,7 +79,7 @@ async def renew_many(context: Context, _: NoPath, body: RenewManyRequest, __: Re
     holdings = [(ref.name, ref.generation) for ref in body.leases]
     names = [name for name, _ in holdings]
     context.limits.batch(names)
-    context.caller.require("client", "renew", *names)
+    context.caller.require_client("renew", *names)
     renewals = await context.operations.renew_many(
         holdings, body.holder, context.limits.ttl(body.ttl_seconds), context.caller.name
     )
@@ -89,7 +89,7 @@ async def renew_many(context: Context, _: NoPath, body: RenewManyRequest, __: Re
 async def release(context: Context, path: LeasePath, body: ReleaseRequest, _: Receive) -> Response:
     """Expire the holding at once; the row and its generation stay. Releasing again is a no-op."""
     caller = context.caller
-    caller.require("client", "release", path.name)
+    caller.require_client("release", path.name)
     lease = await context.operations.release(
         path.name, body.holder, body.generation, caller.name, body.grant
     )

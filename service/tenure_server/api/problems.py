@@ -48,6 +48,7 @@ PROBLEMS: Mapping[type[e.TenureError], ErrorProblem] = {
     e.Unauthenticated: ErrorProblem(ProblemType.UNAUTHENTICATED),
     e.Forbidden: ErrorProblem(ProblemType.FORBIDDEN),
     e.HoldingOfAnotherPrincipal: ErrorProblem(ProblemType.HOLDING_OF_ANOTHER_PRINCIPAL),
+    e.ReservedName: ErrorProblem(ProblemType.RESERVED_NAME, lambda x: {"name": x.name}),
     e.RateLimited: ErrorProblem(ProblemType.RATE_LIMITED, _retry_after_seconds),
     e.ShuttingDown: ErrorProblem(ProblemType.SHUTTING_DOWN, _retry_after_seconds),
     e.TooManyStreams: ErrorProblem(ProblemType.TOO_MANY_STREAMS, _retry_after_seconds),

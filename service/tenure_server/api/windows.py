@@ -38,7 +38,7 @@ resolver = APIRouter(prefix="/v1/windows", tags=["windows"])
 
 
 def _holding(caller: Principal, action: str, job: str, body: WindowRequest) -> Holding:
-    caller.require("client", action, job, body.lease)
+    caller.require_client(action, job, body.lease)
     return Holding(body.lease, body.holder, body.generation, caller.name)
 
 

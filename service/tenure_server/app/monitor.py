@@ -2,11 +2,14 @@
 prunes old history.
 
 Every replica runs the loop; exactly one does the work at a time. Each pass acquires the lease
-`tenure.monitor` through the service's own `Operations` (the service uses its own product):
-the holder extends it, the others find it held and stand by, and when the holder dies another
-takes over after the TTL. Alert writes are fenced by that holding in SQL (FOR SHARE on the lease
-row in the same statement), and the alert table has one row per (kind, subject, window), so two
-replicas, a restart or a paused former holder never open an alert twice nor lose one.
+`tenure.monitor` through the service's own `Operations` (the service uses its own product), as
+the service's own principal: the holder extends it, the others find it held and stand by, and
+when the holder dies another takes over after the TTL. No caller may act under `tenure.` names,
+and a holding of the lease by anything but the service (a client's from before that rule) is not
+honoured: the pass takes it over at once. Alert writes are fenced by that holding in SQL (FOR
+SHARE on the lease row in the same statement), and the alert table has one row per (kind,
+subject, window), so two replicas, a restart or a paused former holder never open an alert twice
+nor lose one.
 
 Webhooks are sent by a second task from an outbox filled in the same statements as the alerts;
 each POST has a timeout, failures are retried with backoff, and a slow or failing webhook never
@@ -28,6 +31,7 @@ from datetime import datetime
 import httpx
 
 from tenure_server.app.operations import Operations
+from tenure_server.app.reserved import take_back
 from tenure_server.app.status import OPEN_ALERTS_LIMIT, StatusReader
 from tenure_server.app.telemetry import Metrics
 from tenure_server.app.webhooks import RetryPolicy, WebhookTarget, send
@@ -35,6 +39,7 @@ from tenure_server.db.monitoring import Fenced, MonitoringRepository
 from tenure_server.domain.alerts import Alert, job_alerts, notification, resolution, stuck_alert
 from tenure_server.domain.errors import LeaseHeld, TenureError
 from tenure_server.domain.events import AlertEvent, EventSink
+from tenure_server.domain.principals import SERVICE_PRINCIPAL
 from tenure_server.domain.status import lease_age
 from tenure_server.domain.windows import Holding
 
@@ -108,7 +113,11 @@ class Monitor:
             with contextlib.suppress(TenureError, TimeoutError):
                 async with asyncio.timeout(RELEASE_TIMEOUT_SECONDS):
                     await self._operations.release(
-                        holding.lease, holding.holder, holding.generation, None, self._grant
+                        holding.lease,
+                        holding.holder,
+                        holding.generation,
+                        holding.principal,
+                        self._grant,
                     )
         if self._http is not None:
             await self._http.aclose()
@@ -141,14 +150,19 @@ class Monitor:
         return True
 
     async def _hold(self) -> Holding | None:
+        # Before the acquire: a holding by anything but the service would make it stand by.
+        await take_back(self._monitoring, MONITOR_LEASE)
         try:
             lease = await self._operations.acquire(
-                MONITOR_LEASE, self.holder, self._config.lease_ttl_seconds
+                MONITOR_LEASE,
+                self.holder,
+                self._config.lease_ttl_seconds,
+                principal=SERVICE_PRINCIPAL,
             )
         except LeaseHeld:
             self.holding = None
             return None
-        self.holding = Holding(MONITOR_LEASE, self.holder, lease.generation)
+        self.holding = Holding(MONITOR_LEASE, self.holder, lease.generation, SERVICE_PRINCIPAL)
         self._grant = lease.grant_id
         return self.holding
 

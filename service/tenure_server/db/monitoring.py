@@ -7,18 +7,39 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from tenure_server.db.sql import load
 from tenure_server.db.statements import Statements
 from tenure_server.domain.alerts import Alert, Delivery, OpenAlert
 from tenure_server.domain.history import LeaseRecord, NotableEvent
+from tenure_server.domain.names import prefix_upper_bound
 from tenure_server.domain.status import LeaseView
 from tenure_server.domain.windows import Holding
 
 
 class Fenced(Exception):
     """The monitor's lease is no longer held by this holding: nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignHolding:
+    """A holding of a name reserved to the service, by another principal (None: anonymous)."""
+
+    lease: str
+    holder: str
+    principal: str | None
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReservedUse:
+    """A lease or a job of the deployment's own under the reserved prefix (`lease`: the job's)."""
+
+    kind: Literal["lease", "job"]
+    name: str
+    lease: str | None
 
 
 class MonitoringRepository(Statements):
@@ -63,6 +84,21 @@ class MonitoringRepository(Statements):
             list(targets),
         )
         return _fenced(row, "resolved")
+
+    async def end_foreign_holding(self, lease: str, service: str) -> ForeignHolding | None:
+        """End a holding of the service's lease `lease` by any principal but `service`: the one
+        ended, or None (free, or the service's)."""
+        row = await self._fetchrow("end_foreign_holding", lease, service)
+        return None if row is None else ForeignHolding(lease, **dict(row))
+
+    async def reserved_names(
+        self, prefix: str, own: Sequence[str], recent_seconds: float, limit: int
+    ) -> list[ReservedUse]:
+        """Leases (used within `recent_seconds`) and live jobs under the reserved `prefix`, but
+        the service's `own` leases; at most `limit` of each."""
+        upper = prefix_upper_bound(prefix)
+        rows = await self._fetch("reserved_names", prefix, upper, list(own), recent_seconds, limit)
+        return [ReservedUse(row["kind"], row["name"], row["lease"]) for row in rows]
 
     async def open_alerts(self, limit: int) -> list[OpenAlert]:
         return [

@@ -4,7 +4,8 @@ TenureError
 ├── InvalidInput            a value outside its documented bounds
 ├── Unauthenticated         no valid token
 ├── Forbidden               the principal may not do this here
-│   └── HoldingOfAnotherPrincipal  the right holder and generation, the wrong principal
+│   ├── HoldingOfAnotherPrincipal  the right holder and generation, the wrong principal
+│   └── ReservedName        a name only the service itself acts under
 ├── RateLimited             the principal sends faster than its configured rate
 ├── LeaseHeld               another holder holds the lease
 ├── LeaseLost               the caller no longer holds the lease it names
@@ -56,6 +57,16 @@ class Forbidden(TenureError):
 class HoldingOfAnotherPrincipal(Forbidden):
     def __init__(self, name: str) -> None:
         TenureError.__init__(self, f"the holding of {name!r} belongs to another principal")
+
+
+class ReservedName(Forbidden):
+    def __init__(self, name: str, action: str, namespace: str) -> None:
+        TenureError.__init__(
+            self,
+            f"{name!r} is reserved to the service (every name under {namespace!r} is): "
+            f"no caller may {action} under it",
+        )
+        self.name = name
 
 
 class RateLimited(TenureError):

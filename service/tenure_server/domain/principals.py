@@ -5,13 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tenure_server.domain.errors import Forbidden
+from tenure_server.domain.errors import Forbidden, ReservedName
 
 Role = Literal["reader", "client", "admin"]
 ROLES: tuple[Role, ...] = ("reader", "client", "admin")
 # Each role includes the ones before it: a client may read what it may write.
 _RANK = {role: rank for rank, role in enumerate(ROLES)}
 EVERY_NAMESPACE = "*"
+# The service's own names (the monitor's lease, `tenure.monitor`): no caller acts under them,
+# whatever its namespaces, so no token can hold what the service needs to hold.
+SERVICE_NAMESPACE = "tenure."
+# The principal of the service's own holdings. No caller is it: a token's principal begins with
+# a letter or a digit (app/auth.py) and the anonymous caller's is None. A holding of a reserved
+# name by another principal is not the service's, and the service does not honour it.
+SERVICE_PRINCIPAL = "@tenure"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +47,16 @@ class Principal:
         for name in names:
             if not self.owns(name):
                 raise Forbidden(self.label, action, name)
+
+    def require_client(self, action: str, *names: str) -> None:
+        """A client's work under `names` (acquire, renew, release, claim, complete, verify,
+        register a job): `require("client", …)`, and refused under a name reserved to the
+        service whoever asks, a `*` token, an admin and the anonymous caller included."""
+        if self.has("client"):
+            for name in names:
+                if name.startswith(SERVICE_NAMESPACE):
+                    raise ReservedName(name, action, SERVICE_NAMESPACE)
+        self.require("client", action, *names)
 
 
 ANONYMOUS = Principal(None, frozenset({"admin"}), (EVERY_NAMESPACE,))

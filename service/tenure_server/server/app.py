@@ -34,8 +34,9 @@ from tenure_server.api.express import Express
 from tenure_server.api.hot_routes import HOT_ROUTES
 from tenure_server.app.auth import Authenticator
 from tenure_server.app.coalescing import Coalescing
-from tenure_server.app.monitor import Monitor, MonitorConfig
+from tenure_server.app.monitor import MONITOR_LEASE, Monitor, MonitorConfig
 from tenure_server.app.operations import Operations
+from tenure_server.app.reserved import warn_of_reserved_names
 from tenure_server.app.status import StatusReader
 from tenure_server.app.stream import EventHub, FanOut, StreamConfig
 from tenure_server.app.telemetry import Telemetry
@@ -250,6 +251,10 @@ async def monitoring(
     statuses = StatusReader(repository, jobs_repository, history_repository)
     app.state.monitoring = Monitoring(
         jobs_repository, history_repository, statuses, settings.lease_stuck_after_seconds
+    )
+    # Leases and jobs of the deployment's own that an upgrade put out of reach: said once, here.
+    await warn_of_reserved_names(
+        history_repository, (MONITOR_LEASE,), settings.event_retention_seconds
     )
     if not settings.monitor_enabled:
         yield None

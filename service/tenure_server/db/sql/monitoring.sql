@@ -59,6 +59,39 @@ WITH holding AS (
 SELECT (SELECT count(*) FROM holding) > 0 AS held,
        (SELECT count(*) FROM resolved) > 0 AS resolved;
 
+-- name: end_foreign_holding
+-- $1 a lease name reserved to the service (tenure.monitor), $2 the service's principal.
+-- The service does not honour a holding of its own names by anything else (a client's, taken
+-- before the names were reserved or through a replica of an earlier version): it ends now, as if
+-- it had expired, neither released nor deleted, so that the service's next acquire takes it over
+-- at generation + 1 (a `taken_over` event naming that holder) instead of waiting out its TTL. The
+-- UPDATE locks the row only when it matches, and after a lock wait re-checks the latest row
+-- (READ COMMITTED), by clock_timestamp() read after it, as acquire_lease does: a holding the
+-- service took meanwhile is left alone. Answers the holding it ended, or no row.
+UPDATE leases
+   SET expires_at = clock_timestamp()
+ WHERE name = $1 AND principal IS DISTINCT FROM $2 AND expires_at > clock_timestamp()
+RETURNING holder, principal, generation;
+
+-- name: reserved_names
+-- $1 the reserved prefix, $2 the least string above every name under it, $3 the service's own
+-- lease names (text[]), $4 how recent a holding counts (seconds), $5 limit. For the warning at
+-- start-up: leases under the prefix other than the service's own, acquired or renewed within $4
+-- seconds (a row stays long after its last use), and live jobs whose name or lease is under it.
+-- A read; names are "C"-collated, so the leases' range is one of the primary key.
+(SELECT 'lease' AS kind, name, NULL AS lease
+   FROM leases
+  WHERE name >= $1 AND name < $2 AND name <> ALL($3::text[])
+    AND renewed_at > now() - make_interval(secs => $4)
+  ORDER BY name
+  LIMIT $5)
+UNION ALL
+(SELECT 'job', name, lease
+   FROM jobs
+  WHERE deleted_at IS NULL AND (name >= $1 AND name < $2 OR lease >= $1 AND lease < $2)
+  ORDER BY name
+  LIMIT $5);
+
 -- name: open_alerts
 -- $1 limit. A plain read of the alerts not yet resolved, oldest first.
 SELECT kind, subject, window_key, lease, holder, generation, summary, opened_at
