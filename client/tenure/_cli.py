@@ -26,7 +26,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
-from tenure._errors import ServiceUnavailable, TenureError, TransportError
+from tenure._errors import ServiceUnavailable, TenureError, TooManyStreams, TransportError
 from tenure._events import CONNECTED, RESET
 from tenure._models import DEFAULT_DEADLINE, JobSpec
 from tenure._status import render_event, render_overview
@@ -269,6 +269,9 @@ def _status(arguments: argparse.Namespace) -> int:
                 _watch(client, arguments.namespace)
             else:
                 sys.stdout.write(render_overview(client.overview()))
+    except TooManyStreams as error:  # --watch: the service is there, its streams are not
+        print(f"tenure status: no event stream: {error}", file=sys.stderr)
+        return EXIT_UNREACHABLE
     except (TransportError, ServiceUnavailable) as error:
         print(f"tenure status: service unreachable: {error}", file=sys.stderr)
         return EXIT_UNREACHABLE

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tenure import _errors as errors
-from tenure._fields import moment, optional_int, optional_number, typed
+from tenure._fields import moment, optional_int, optional_number, optional_str, typed
 from tenure.problems import TYPE_PREFIX, ProblemType
 
 __all__ = [
@@ -169,8 +169,13 @@ DECODERS: Mapping[str, Decoder] = {
     ProblemType.SHUTTING_DOWN.slug: lambda d, s, p, h: errors.ShuttingDown(
         d, retry_after=retry_after(h), status=s, problem=p
     ),
-    ProblemType.TOO_MANY_STREAMS.slug: lambda d, s, p, h: errors.ServiceUnavailable(
-        d, retry_after=retry_after(h), status=s, problem=p
+    ProblemType.TOO_MANY_STREAMS.slug: lambda d, s, p, h: errors.TooManyStreams(
+        d,
+        limit=optional_int(p, "limit"),
+        per=optional_str(p, "per"),
+        retry_after=retry_after(h),
+        status=s,
+        problem=p,
     ),
     ProblemType.UNAUTHENTICATED.slug: _simple(errors.Unauthenticated),
     ProblemType.FORBIDDEN.slug: _simple(errors.Forbidden),

@@ -8,6 +8,7 @@ TenureError                  anything the service refused, or could not be asked
 ├── ServiceUnavailable       503 `storage-unavailable` (or a 502/503/504 from a proxy)
 ├── UnexpectedResponse       an answer this client cannot read (not JSON, missing fields)
 ├── ShuttingDown             503 `shutting-down`: the replica is draining; retried like 503
+├── TooManyStreams           503 `too-many-streams`: .limit, .per (`process` or `principal`)
 ├── InvalidRequest           422 `validation-error`: .errors lists the fields and messages
 ├── Unauthenticated          401 `unauthenticated`: no token, or not a valid one
 ├── Forbidden                403 `forbidden`: the principal's role or namespaces do not allow it
@@ -58,6 +59,7 @@ __all__ = [
     "ShuttingDown",
     "StaleGeneration",
     "TenureError",
+    "TooManyStreams",
     "TransportError",
     "Unauthenticated",
     "UnexpectedResponse",
@@ -128,6 +130,25 @@ class ServiceUnavailable(TenureError):
 
 class ShuttingDown(ServiceUnavailable):
     """The replica that answered is shutting down; another replica (or a retry) will serve."""
+
+
+class TooManyStreams(ServiceUnavailable):
+    """The replica serves its most event streams already: `limit` of them in all (`per` is
+    `process`) or for this token's principal (`principal`: close some, e.g. dashboard tabs)."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        limit: int | None = None,
+        per: str | None = None,
+        retry_after: float | None = None,
+        status: int | None = ProblemType.TOO_MANY_STREAMS.status,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, retry_after=retry_after, status=status, problem=problem)
+        self.limit = limit
+        self.per = per
 
 
 class Unauthenticated(TenureError):

@@ -295,21 +295,70 @@ async def test_the_stream_cap_answers_503_and_a_disconnect_frees_its_slot(
     database_url: str,
 ) -> None:
     """Past TENURE_EVENTS_MAX_STREAMS a stream is refused with 503 and Retry-After; closing one
-    lets the next in."""
-    settings = Settings(database_url=database_url, events_max_streams=1)
+    lets the next in. With authentication off every caller is the anonymous principal, held to
+    that cap only, not to TENURE_EVENTS_MAX_STREAMS_PER_PRINCIPAL."""
+    settings = Settings(
+        database_url=database_url, events_max_streams=2, events_max_streams_per_principal=1
+    )
     app = create_app(settings)
     async with served(app) as client:
         hub: EventHub = app.state.events
-        async with stream(client):
+        async with stream(client), stream(client):
             refused = await client.get(STREAM)
             assert refused.status_code == 503
             assert refused.headers["retry-after"]
             assert refused.headers["content-type"] == "application/problem+json"
-            assert refused.json()["type"] == "/problems/too-many-streams"
+            assert refused.json() | {"detail": None} == {
+                "type": "/problems/too-many-streams",
+                "title": "Too many event streams on this process; retry",
+                "status": 503,
+                "detail": None,
+                "retry_after_seconds": 5,
+                "limit": 2,
+                "per": "process",
+            }
         await eventually(lambda: hub.streams == 0)
         async with stream(client) as events:
             await held(client, "again", "a")
             assert (await events.until("lease.acquired")).data["lease"] == "again"
+
+
+async def test_one_principal_cannot_starve_the_others_of_streams(database_url: str) -> None:
+    """A reader holding TENURE_EVENTS_MAX_STREAMS_PER_PRINCIPAL streams (its dashboard tabs) is
+    refused one more (503 too-many-streams, per principal, Retry-After; counted in /metrics),
+    while the admin's stream still opens and carries events and the reader's dashboard answers."""
+    settings = Settings(
+        database_url=database_url,
+        tokens=SecretStr(tokens_toml()),
+        events_max_streams=3,
+        events_max_streams_per_principal=2,
+    )
+    reader = bearer("billing-reader")
+    async with (
+        served(create_app(settings)) as client,
+        stream(client, headers=reader),
+        stream(client, headers=reader),
+    ):
+        refused = await client.get(STREAM, headers=reader)
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "5"
+        problem = refused.json()
+        assert (problem["type"], problem["limit"], problem["per"]) == (
+            "/problems/too-many-streams",
+            2,
+            "principal",
+        )
+        assert "'billing-reader'" in problem["detail"]
+        async with stream(client, headers=bearer("admin")) as events:
+            acquire = {"holder": "a", "ttl_seconds": 30}
+            answer = await client.post(
+                "/v1/leases/billing.close/acquire", json=acquire, headers=bearer("admin")
+            )
+            assert answer.status_code == 200, answer.text
+            assert (await events.until("lease.acquired")).data["lease"] == "billing.close"
+        assert (await client.get("/ui", headers=reader)).status_code == 200
+        exposition = (await client.get("/metrics", headers=bearer("admin"))).text
+        assert 'tenure_event_streams_refused_total{per="principal"} 1.0' in exposition
 
 
 async def test_a_lost_listener_resets_the_streams_and_events_flow_again(

@@ -149,9 +149,10 @@ async def test_a_dropped_stream_reconnects_from_the_id_it_names(database_url: st
                 hub.record(LeaseEvent("acquired", f"flood-{index:05}-" + "x" * 1000, "h", index))
             await eventually(lambda: hub.dropped_streams == 1, within=60)
             seen = await until(stream, DROPPED, within=60)
-            # The last event sent before the drop (none if its queue filled at once).
-            last_sent = seen[-2].id if len(seen) > 1 else None
-            assert (seen[-1].data["last_event_id"] or None) == last_sent
+            # The last event sent before the drop; if its queue filled at once, where it began
+            # (on a replica that had no event yet, an id never sent: it resumes with a reset).
+            last_sent = seen[-2].id if len(seen) > 1 else f"{hub.publisher}-0"
+            assert seen[-1].data["last_event_id"] == last_sent
             reopened = await anext(stream)
             assert (reopened.type, reopened.data["resumed_from"]) == (CONNECTED, last_sent)
             await worker.acquire("after-the-drop", ttl=30)
@@ -168,3 +169,46 @@ async def test_a_dropped_stream_reconnects_from_the_id_it_names(database_url: st
                 "lease.acquired",
             }
             await stream.aclose()  # type: ignore[attr-defined]  # an async generator
+
+
+async def test_a_stream_dropped_before_its_first_event_misses_nothing_silently(
+    database_url: str,
+) -> None:
+    """A burst larger than the queue drops a stream before it was sent any event. On a replica
+    that had no event yet, the iterator reconnects from the id stream.dropped names and the new
+    stream begins with stream.reset; once the replica has a history, the reconnected stream
+    replays the whole burst."""
+    settings = Settings(database_url=database_url, events_subscriber_queue=5)
+    app = create_app(settings)
+    async with served(app) as http:
+        hub: EventHub = app.state.events
+        url = str(http.base_url).rstrip("/")
+        async with AsyncTenure(url, holder="watcher") as watcher:
+            async with asyncio.timeout(EVENT_TIMEOUT):
+                after_the_drop = await burst_while_connecting(watcher, hub, "first", 1)
+            assert [event.type for event in after_the_drop] == [RESET]
+            async with asyncio.timeout(EVENT_TIMEOUT):
+                after_the_drop = await burst_while_connecting(watcher, hub, "second", 20)
+            assert [event.name for event in after_the_drop] == [
+                f"second-{index:02}" for index in range(20)
+            ]
+
+
+async def burst_while_connecting(
+    watcher: AsyncTenure, hub: EventHub, burst: str, count: int
+) -> list[StreamEvent]:
+    """Open a stream, record 20 events at once (one notification: the queue overflows before
+    the stream is sent any), and return the first `count` events after the reconnection."""
+    stream = watcher.events()
+    assert (await anext(stream)).type == CONNECTED
+    for index in range(20):
+        hub.record(LeaseEvent("acquired", f"{burst}-{index:02}", "h", 1))
+    dropped = await anext(stream)
+    assert dropped.type == DROPPED
+    resume = dropped.data["last_event_id"]
+    assert resume
+    reopened = await anext(stream)
+    assert (reopened.type, reopened.data["resumed_from"]) == (CONNECTED, resume)
+    following = [await anext(stream) for _ in range(count)]
+    await stream.aclose()  # type: ignore[attr-defined]  # an async generator
+    return following

@@ -146,6 +146,52 @@ async def test_the_stream_cap_and_shutdown_refuse_new_streams_and_end_open_ones(
         hub.subscribe(everything, None)
 
 
+async def test_one_principal_cannot_take_every_stream() -> None:
+    """Past max_streams_per_principal a principal's next stream is refused (naming the
+    principal's cap), while another principal still gets one; a stream closed frees its slot.
+    The anonymous caller (authentication off) is held to the process's cap only."""
+    hub = EventHub(StreamConfig(max_streams=4, max_streams_per_principal=2))
+    first = hub.subscribe(everything, None, "reader")
+    hub.subscribe(everything, None, "reader")
+    with pytest.raises(TooManyStreams) as refused:
+        hub.subscribe(everything, None, "reader")
+    assert (refused.value.limit, refused.value.per) == (2, "principal")
+    assert "'reader'" in refused.value.detail
+    hub.subscribe(everything, None, "admin")
+    hub.unsubscribe(first)
+    hub.subscribe(everything, None, "reader")
+
+    anonymous = EventHub(StreamConfig(max_streams=3, max_streams_per_principal=1))
+    for _ in range(3):
+        anonymous.subscribe(everything, None, None)
+    with pytest.raises(TooManyStreams) as full:
+        anonymous.subscribe(everything, None, None)
+    assert (full.value.limit, full.value.per) == (3, "process")
+
+
+async def test_a_stream_dropped_before_its_first_event_names_where_to_resume() -> None:
+    """A burst larger than the queue drops a stream that was never sent an event: its
+    stream.dropped names the newest event at its start (resuming from it replays the burst),
+    the id it resumed from, or, on a replica that has received no event yet, an id that
+    resumes with stream.reset: never nothing, which would resume silently past the burst."""
+    source, target = EventHub(StreamConfig()), EventHub(StreamConfig(subscriber_queue=3))
+    fresh = target.subscribe(everything, None)
+    source.record(acquired("before"))
+    carry(source, target)
+    after_one = target.subscribe(everything, None)
+    resumed = target.subscribe(everything, f"{source.publisher}-1")
+    for index in range(10):
+        source.record(acquired(f"burst-{index}"))
+    carry(source, target)
+    assert [s.ending for s in (fresh, after_one, resumed)] == ["slow-consumer"] * 3
+    assert after_one.last_event_id == resumed.last_event_id == f"{source.publisher}-1"
+    replayed = await frames(target.subscribe(everything, after_one.last_event_id))
+    assert len(replayed) == 10
+    assert fresh.last_event_id is not None
+    (reset,) = await frames(target.subscribe(everything, fresh.last_event_id))
+    assert reset.startswith("event: stream.reset\n")
+
+
 async def test_a_malformed_notification_is_ignored() -> None:
     """Anything else sent on the channel is logged and skipped, never raised to the listener."""
     hub = EventHub(StreamConfig())

@@ -55,8 +55,10 @@ event has an `id:` (the same on every replica), an `event:` line (its type) and 
 Control events, without `id:`: `stream.reset` (reason `history-gap`: events may have been
 missed; reload the full state, e.g. /v1/overview, and go on) and `stream.dropped` (reason
 `slow-consumer`, with `last_event_id`: the stream fell too far behind and ends; reconnect with
-`Last-Event-ID` set to it). Resume with the `Last-Event-ID` header, or `last_event_id` (the
-header wins)."""
+`Last-Event-ID` set to it, which is always given: a stream dropped before its first event names
+where it began). Resume with the `Last-Event-ID` header, or `last_event_id` (the header wins).
+Each principal may hold `TENURE_EVENTS_MAX_STREAMS_PER_PRINCIPAL` streams per process (not
+applied with authentication off), and a process `TENURE_EVENTS_MAX_STREAMS`."""
 
 
 class EventStreamResponse(StreamingResponse):
@@ -122,7 +124,8 @@ async def _frames(
         },
         503: {
             **problem_responses()[503],
-            "description": "Too many streams on this process (Retry-After), or shutting down.",
+            "description": "Too many streams on this process, or of this principal on it "
+            "(Retry-After), or shutting down.",
         },
     },
 )
@@ -157,7 +160,7 @@ async def stream(
 
     # The header wins; an empty id (never sent by EventSource) means none.
     resume = last_event_id_header or last_event_id or None
-    subscription = hub.subscribe(visible, resume)
+    subscription = hub.subscribe(visible, resume, caller.name)
     return EventStreamResponse(
         _frames(hub, subscription, hub.config.keepalive_seconds), subscription
     )

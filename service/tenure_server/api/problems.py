@@ -51,7 +51,10 @@ PROBLEMS: Mapping[type[e.TenureError], ErrorProblem] = {
     e.ReservedName: ErrorProblem(ProblemType.RESERVED_NAME, lambda x: {"name": x.name}),
     e.RateLimited: ErrorProblem(ProblemType.RATE_LIMITED, _retry_after_seconds),
     e.ShuttingDown: ErrorProblem(ProblemType.SHUTTING_DOWN, _retry_after_seconds),
-    e.TooManyStreams: ErrorProblem(ProblemType.TOO_MANY_STREAMS, _retry_after_seconds),
+    e.TooManyStreams: ErrorProblem(
+        ProblemType.TOO_MANY_STREAMS,
+        lambda x: {"retry_after_seconds": x.retry_after_seconds, "limit": x.limit, "per": x.per},
+    ),
     e.InvalidInput: ErrorProblem(
         ProblemType.VALIDATION_ERROR,
         lambda x: {"errors": [{"field": x.field, "message": x.message}]},

@@ -15,8 +15,9 @@ Events reach every replica's streams through PostgreSQL's LISTEN/NOTIFY:
 What is lost says so: events dropped from a full buffer (the database down) or a failed send are
 announced on the channel, and a re-established listener may have missed notifications; either
 way every subscriber gets `stream.reset` and the history is cleared, so that no resumption
-silently skips the gap. A subscriber whose queue is full is dropped (`stream.dropped`) and
-forgotten, so a consumer that stops reading holds no more than its queue.
+silently skips the gap. A subscriber whose queue is full is dropped (`stream.dropped`, naming
+where to resume) and forgotten, so a consumer that stops reading holds no more than its queue.
+Streams are capped per process and per principal, so that one token cannot take them all.
 
 Each event is framed once per replica (app/stream_wire.py), and the bytes shared by every stream.
 """
@@ -64,6 +65,7 @@ class StreamConfig:
     history: int = 1000
     subscriber_queue: int = 1000
     max_streams: int = 100
+    max_streams_per_principal: int = 25
     keepalive_seconds: float = 15.0
 
 
@@ -75,15 +77,20 @@ class _Received:
 
 
 class Subscription:
-    """One stream's queue: frames waiting to be sent, at most `limit` of them."""
+    """One stream's queue: frames waiting to be sent, at most `limit` of them. `last_event_id`
+    is where the next stream resumes so as to miss nothing: the last event taken or, before
+    any, where this one started."""
 
-    def __init__(self, visible: Callable[[str], bool], limit: int) -> None:
+    def __init__(
+        self, visible: Callable[[str], bool], limit: int, principal: str | None, start: str
+    ) -> None:
         self.visible = visible
+        self.principal = principal
         self._limit = limit
         self._frames: deque[tuple[str | None, bytes]] = deque()
         self._ready = asyncio.Event()
         self.ending: Ending | None = None
-        self.last_event_id: str | None = None
+        self.last_event_id = start
         # Called once if the stream is dropped (its sender bounds what it still sends).
         self.when_dropped: Callable[[], None] | None = None
 
@@ -147,6 +154,14 @@ class StreamMetrics:
             registry=registry,
             multiprocess_mode="livesum",
         )
+        self.streams_refused = Counter(
+            "tenure_event_streams_refused",
+            "Event streams refused: the process's streams, or the principal's there, were full.",
+            ("per",),
+            registry=registry,
+        )
+        for per in ("process", "principal"):  # at zero, so that increase() sees the first
+            self.streams_refused.labels(per)
 
 
 class EventHub:
@@ -297,20 +312,44 @@ class EventHub:
         subscription.end("slow-consumer")
 
     # Subscribers (the route).
-    def subscribe(self, visible: Callable[[str], bool], last_event_id: str | None) -> Subscription:
+    def subscribe(
+        self,
+        visible: Callable[[str], bool],
+        last_event_id: str | None,
+        principal: str | None = None,
+    ) -> Subscription:
         """A new stream's queue, holding what followed `last_event_id` (or a reset when that
-        event is not in the history)."""
+        event is not in the history). `principal` None (authentication off: every caller is
+        the anonymous one) is held to the process's cap only."""
         if self._closed:
             raise ShuttingDown()
-        if len(self._subscribers) >= self.config.max_streams:
-            raise TooManyStreams(self.config.max_streams)
-        subscription = Subscription(visible, self.config.subscriber_queue)
+        self._admit(principal)
+        # A stream dropped before its first event resumes from here: the newest event now, or
+        # on a replica without history an id never sent, so that it resumes with a reset.
+        start = last_event_id or (self._history[-1].id if self._history else f"{self.publisher}-0")
+        subscription = Subscription(visible, self.config.subscriber_queue, principal, start)
         if last_event_id is not None:
             self._replay(subscription, last_event_id)
         self._subscribers.add(subscription)
         if self._metrics is not None:
             self._metrics.streams.inc()
         return subscription
+
+    def _admit(self, principal: str | None) -> None:
+        """Refuse a stream past the principal's cap, or the process's (counted per kind)."""
+        cap = self.config.max_streams_per_principal
+        if (
+            principal is not None
+            and sum(s.principal == principal for s in self._subscribers) >= cap
+        ):
+            refusal = TooManyStreams(cap, principal)
+        elif len(self._subscribers) >= self.config.max_streams:
+            refusal = TooManyStreams(self.config.max_streams)
+        else:
+            return
+        if self._metrics is not None:
+            self._metrics.streams_refused.labels(refusal.per).inc()
+        raise refusal
 
     def _replay(self, subscription: Subscription, last_event_id: str) -> None:
         ids = [received.id for received in self._history]

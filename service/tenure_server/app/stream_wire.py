@@ -96,7 +96,7 @@ def reset_frame(detail: str) -> bytes:
     return frame("stream.reset", to_json(data))
 
 
-def dropped_frame(last_event_id: str | None) -> bytes:
+def dropped_frame(last_event_id: str) -> bytes:
     data = {
         "type": "stream.dropped",
         "reason": "slow-consumer",

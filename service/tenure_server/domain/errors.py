@@ -20,6 +20,7 @@ TenureError
 ├── UnknownGeneration       a generation the lease never handed out
 ├── RequestAbandoned        the caller went away while waiting for a lease
 ├── ShuttingDown            this process is draining: retry on another replica
+├── TooManyStreams          the process's event streams, or the principal's there, are full
 └── StorageUnavailable      the database is unreachable or asked us to retry
 """
 
@@ -168,10 +169,14 @@ class ShuttingDown(TenureError):
 
 
 class TooManyStreams(TenureError):
-    """This process serves its most event streams already; another replica, or later, may not."""
+    """This process serves its most event streams already, in all (`principal` None) or for
+    this principal; another replica, or later, may not."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"this process serves {limit} event streams already; retry later")
+    def __init__(self, limit: int, principal: str | None = None) -> None:
+        whose = "" if principal is None else f" for principal {principal!r}"
+        super().__init__(f"this process serves {limit} event streams{whose} already; retry later")
+        self.limit = limit
+        self.per = "process" if principal is None else "principal"
         self.retry_after_seconds = 5
 
 

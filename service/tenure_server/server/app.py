@@ -215,6 +215,7 @@ def stream_config(settings: Settings) -> StreamConfig:
         history=settings.events_history,
         subscriber_queue=settings.events_subscriber_queue,
         max_streams=settings.events_max_streams,
+        max_streams_per_principal=settings.events_max_streams_per_principal,
         keepalive_seconds=settings.events_keepalive_seconds,
     )
 

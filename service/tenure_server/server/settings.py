@@ -142,6 +142,12 @@ class Settings(BaseSettings):
     events_max_streams: int = Field(
         default=100, ge=0, description="Concurrent event streams per process; more get 503."
     )
+    events_max_streams_per_principal: int = Field(
+        default=25,
+        ge=1,
+        description="Concurrent event streams of one principal per process (each open /ui tab "
+        "holds one); more get 503. Not applied with authentication off.",
+    )
     events_keepalive_seconds: float = Field(
         default=15.0, gt=0, le=3600, description="Seconds between keepalive comments of a stream."
     )
