@@ -12,6 +12,10 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import asyncpg
+
+from tenure_server.db.migrate import available
+from tenure_server.db.sql import load
 from tests.support import postgres
 
 
@@ -36,3 +40,29 @@ async def create_database(url: str, name: str, template: str | None = None) -> s
 
 async def drop_database(url: str, name: str) -> None:
     await postgres.execute(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+async def create_database_at(url: str, name: str, version: int) -> str:
+    """A new database migrated up to `version` only, as a deployment of that version left it;
+    `tenure_server.db.migrate.migrate` then applies the later migrations as an upgrade would."""
+    database = await create_database(url, name)
+    await migrate_up_to(database, version)
+    return database
+
+
+async def migrate_up_to(database: str, version: int) -> None:
+    """Apply the migrations up to `version` that the database lacks, as `migrate` applies them."""
+    statements = load("migrate.sql")
+    connection = await asyncpg.connect(database)
+    try:
+        await connection.execute(statements["create_table"])
+        done = {row["version"] for row in await connection.fetch(statements["applied"])}
+        for migration in available():
+            if migration.version <= version and migration.version not in done:
+                async with connection.transaction():
+                    await connection.execute(migration.sql)
+                    await connection.execute(
+                        statements["record"], migration.version, migration.name
+                    )
+    finally:
+        await connection.close()

@@ -24,6 +24,7 @@ from tenure._config import (
 from tenure._errors import (
     FenceLeaseMismatch,
     Forbidden,
+    GenerationExhausted,
     HoldingOfAnotherPrincipal,
     InvalidRequest,
     JobNotFound,
@@ -95,6 +96,7 @@ from tenure._sync.executor import run_once
 from tenure._sync.lease import LeaseHandle
 from tenure._tokens import (
     FENCING_HEADER,
+    MAX_GENERATION,
     fencing_headers,
     format_token,
     idempotency_key,
@@ -122,6 +124,7 @@ __all__ = [
     "DEFAULT_TTL",
     "DEFAULT_URL",
     "FENCING_HEADER",
+    "MAX_GENERATION",
     "NO_RETRY",
     "Alert",
     "AsyncLeaseHandle",
@@ -138,6 +141,7 @@ __all__ = [
     "FencingTokenMalformed",
     "FencingTokenMissing",
     "Forbidden",
+    "GenerationExhausted",
     "HoldingOfAnotherPrincipal",
     "InvalidRequest",
     "Job",

@@ -147,6 +147,9 @@ DECODERS: Mapping[str, Decoder] = {
         d, generation=optional_int(p, "generation"), status=s, problem=p
     ),
     ProblemType.LEASE_NOT_FOUND.slug: _simple(errors.LeaseNotFound),
+    ProblemType.GENERATION_EXHAUSTED.slug: lambda d, s, p, _: errors.GenerationExhausted(
+        d, generation=optional_int(p, "generation"), status=s, problem=p
+    ),
     ProblemType.WINDOW_NOT_FOUND.slug: _simple(errors.WindowNotFound),
     ProblemType.JOB_NOT_FOUND.slug: _simple(errors.JobNotFound),
     ProblemType.WINDOW_COMPLETED.slug: lambda d, s, p, _: errors.WindowCompleted(

@@ -19,6 +19,7 @@ TenureError                  anything the service refused, or could not be asked
 ├── LeaseHeld                409 `lease-held`: .holder, .expires_at, .retry_after
 ├── LeaseLost                409 `lease-lost`: this holding is gone (expired, released, taken)
 ├── LeaseNotFound            404 `lease-not-found`
+├── GenerationExhausted      409 `generation-exhausted`: .generation, past which none is handed out
 ├── WindowNotFound           404 `window-not-found`
 ├── JobNotFound              404 `job-not-found`: no job is registered under the name
 ├── WindowCompleted          409 `window-completed`: .completed_at; a late run should skip
@@ -46,6 +47,7 @@ from tenure.problems import ProblemType
 __all__ = [
     "FenceLeaseMismatch",
     "Forbidden",
+    "GenerationExhausted",
     "HoldingOfAnotherPrincipal",
     "InvalidRequest",
     "JobNotFound",
@@ -242,6 +244,23 @@ class LeaseLost(TenureError):
 
 class LeaseNotFound(TenureError):
     """No lease by that name was ever acquired."""
+
+
+class GenerationExhausted(TenureError):
+    """No holding of the lease can begin, nor can a force-release move it on: its generation (or,
+    for a name never acquired, the generation floor) is `generation`, and none past
+    `MAX_GENERATION` is handed out."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        generation: int | None = None,
+        status: int | None = ProblemType.GENERATION_EXHAUSTED.status,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.generation = generation
 
 
 class WindowNotFound(TenureError):

@@ -9,7 +9,7 @@ app sees them; a refusal is written straight to `send` as RFC 9457 `application/
 and the app never runs:
 
     no `Fencing-Token`                           428 /problems/fencing-token-required
-    malformed, negative, > 2**63-1, sent twice   400 /problems/fencing-token-malformed
+    malformed, negative, > 2**53-1, sent twice   400 /problems/fencing-token-malformed
     lower than the highest accepted              409 /problems/stale-generation  (+ highest)
     resource fenced by another lease             409 /problems/fence-lease-mismatch  (+ lease)
     generation never handed out (remote store)   422 /problems/unknown-generation

@@ -8,8 +8,8 @@ lease. The format is exact so that every reader agrees on it:
 
 - the lease name: 1–200 characters of `[A-Za-z0-9._:-]`, starting with a letter or digit (never a
   "/", so the first "/" separates the two parts);
-- the generation: a positive decimal integer up to 2**63 - 1, without sign, leading zeros or
-  whitespace.
+- the generation: a positive decimal integer up to `MAX_GENERATION` (2**53 - 1), without sign,
+  leading zeros or whitespace.
 
 The idempotency key names one effect of one occurrence of a job, the same on every attempt:
 `<job>/<window>/<part>/…` (`close-day/2026-09-25/store/42`). Job names and window keys never
@@ -31,7 +31,10 @@ __all__ = [
 ]
 
 FENCING_HEADER = "Fencing-Token"
-MAX_GENERATION = 2**63 - 1  # PostgreSQL bigint
+# The largest generation Tenure hands out: 2**53 - 1, the largest integer that JSON readers holding
+# numbers as IEEE doubles (JavaScript) read exactly. The service's request schemas, its SQL
+# (migration 0009) and the fencing middleware share it.
+MAX_GENERATION = 2**53 - 1
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}", re.ASCII)
 _GENERATION = re.compile(r"[1-9][0-9]{0,18}", re.ASCII)
@@ -47,7 +50,7 @@ def _check_generation(generation: int) -> int:
     if isinstance(generation, bool) or not isinstance(generation, int):
         raise TypeError(f"generation must be an int, got {type(generation).__name__}")
     if not 1 <= generation <= MAX_GENERATION:
-        raise ValueError(f"generation must be between 1 and 2**63 - 1, got {generation}")
+        raise ValueError(f"generation must be between 1 and {MAX_GENERATION}, got {generation}")
     return generation
 
 
@@ -65,7 +68,7 @@ def parse_token(value: str) -> tuple[str, int]:
         raise ValueError(f"not a fencing token (<lease>/<generation>): {value!r}")
     number = int(generation)
     if number > MAX_GENERATION:
-        raise ValueError(f"fencing token generation is above 2**63 - 1: {value!r}")
+        raise ValueError(f"fencing token generation is above {MAX_GENERATION}: {value!r}")
     return lease, number
 
 

@@ -160,7 +160,7 @@ class PostgresFenceStore:
     NOT atomic with a later write across replicas.
 
     It trusts the token's generation: it cannot know which generations Tenure handed out, so a
-    caller able to forge `<lease>/<2**63-1>` fences out every real holder. Authenticate callers,
+    caller able to forge `<lease>/<2**53-1>` fences out every real holder. Authenticate callers,
     or put `RemoteFenceStore`'s check in front. Never delete fence rows: the resource's
     generations would start again and a stale holder would pass.
     """

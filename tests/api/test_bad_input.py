@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tenure import MAX_GENERATION
 from tests.api.test_leases import problem
 
 ACQUIRE = "/v1/leases/close-day/acquire"
@@ -40,12 +41,15 @@ async def test_acquire_body_errors_name_the_field(
 
 
 @pytest.mark.parametrize(
-    "generation", [0, -1, 2**63, 10**30, "1", 1.5, None], ids=lambda value: repr(value)
+    "generation",
+    [0, -1, MAX_GENERATION + 1, 2**63, 10**30, "1", 1.5, None],
+    ids=lambda value: repr(value),
 )
-async def test_generations_must_be_positive_bigints(
+async def test_generations_must_be_positive_and_at_most_the_largest_handed_out(
     api: httpx.AsyncClient, generation: Any
 ) -> None:
-    """A generation outside 1..2^63-1, or not an integer, is 422 on every endpoint taking one."""
+    """A generation outside 1..2^53-1 (MAX_GENERATION), or not an integer, is 422 on every
+    endpoint taking one."""
     for path, extra in (
         ("/v1/leases/close-day/renew", {"holder": "a", "ttl_seconds": 30}),
         ("/v1/leases/close-day/release", {"holder": "a", "grant": "1"}),

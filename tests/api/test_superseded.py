@@ -84,6 +84,21 @@ async def test_a_lease_forgotten_by_a_restore_starts_above_every_generation_it_h
     assert (await verify(api, "ledger", "close-day", again["generation"])).status_code == 200
 
 
+async def test_a_bump_by_the_acquires_lost_hands_the_generation_it_moves_to_nobody(
+    api: httpx.AsyncClient, database_url: str
+) -> None:
+    """Restored to generation 1 after two acquires were lost (2 and 3, still held by their
+    holders), a bump by 2 moves the lease to 3 and hands it to nobody: no fence accepts 3 or 2,
+    and the next holder gets 4, which fences accept."""
+    await held(api, "close-day", "a")
+    await bump_generations(database_url, 2)
+    problem(await verify(api, "fresh", "close-day", 3), 422, "unknown-generation")
+    problem(await verify(api, "fresh", "close-day", 2), 409, "stale-generation")
+    assert (await held(api, "close-day", "b"))["generation"] == 4
+    problem(await verify(api, "fresh", "close-day", 3), 409, "stale-generation")
+    assert (await verify(api, "fresh", "close-day", 4)).status_code == 200
+
+
 async def test_the_generation_floor_only_rises(
     database_url: str, connection: asyncpg.Connection[asyncpg.Record]
 ) -> None:

@@ -13,6 +13,7 @@ import pytest
 from tenure import (
     FenceLeaseMismatch,
     Forbidden,
+    GenerationExhausted,
     HoldingOfAnotherPrincipal,
     InvalidRequest,
     LeaseHeld,
@@ -93,6 +94,13 @@ def test_lease_held_carries_holder_expiry_and_retry_after() -> None:
     [
         ("lease-lost", 409, {"generation": 3}, LeaseLost, {"generation": 3}),
         ("lease-not-found", 404, {}, LeaseNotFound, {}),
+        (
+            "generation-exhausted",
+            409,
+            {"generation": 2**53 - 1},
+            GenerationExhausted,
+            {"generation": 2**53 - 1},
+        ),
         ("window-not-found", 404, {}, WindowNotFound, {}),
         (
             "window-completed",

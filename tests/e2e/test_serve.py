@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tenure import MAX_GENERATION
 from tests.support.processes import TENURE, tenure_service
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -96,7 +97,8 @@ def test_a_waiter_that_disconnects_leaves_no_orphan_acquisition() -> None:
 
 def test_admin_bump_generations_from_the_command_line(database_url: str) -> None:
     """`tenure admin bump-generations --by N` runs against TENURE_DATABASE_URL and says what
-    it changed; a bad amount exits with a message, not a traceback."""
+    it changed; a bad amount, or one that would pass MAX_GENERATION, exits with a message, not a
+    traceback."""
     env = {"TENURE_DATABASE_URL": database_url, "PATH": os.environ.get("PATH", "")}
     done = subprocess.run(
         [str(TENURE), "admin", "bump-generations", "--by", "10"],
@@ -119,3 +121,15 @@ def test_admin_bump_generations_from_the_command_line(database_url: str) -> None
     assert refused.returncode != 0
     assert "--by must be between" in refused.stderr
     assert "Traceback" not in refused.stderr
+    past = subprocess.run(
+        [str(TENURE), "admin", "bump-generations", "--by", str(MAX_GENERATION)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert past.returncode != 0
+    assert f"past {MAX_GENERATION}" in past.stderr
+    assert f"--by may be at most {MAX_GENERATION - 10}" in past.stderr
+    assert "Traceback" not in past.stderr

@@ -13,7 +13,7 @@ import asyncpg
 import httpx
 import pytest
 
-from tenure import AsyncTenure
+from tenure import MAX_GENERATION, AsyncTenure
 from tenure._fencing import (
     FencedByAnotherLease,
     FencedRequest,
@@ -309,7 +309,7 @@ async def test_a_forged_generation_cannot_lock_the_resource(service: LiveService
         transport = httpx.ASGITransport(app=FencingMiddleware(app, store=store))
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
             forged_response = await http.post(
-                "/payments", headers={"Fencing-Token": f"close-day/{2**63 - 1}"}
+                "/payments", headers={"Fencing-Token": f"close-day/{MAX_GENERATION}"}
             )
             real = await http.post(
                 "/payments", headers={"Fencing-Token": f"close-day/{lease.generation}"}

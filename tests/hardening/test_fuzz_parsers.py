@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tenure import format_token, parse_token
+from tenure import MAX_GENERATION, format_token, parse_token
 from tenure.schedule import KeyFormat, check_cron, check_timezone, next_occurrence, resolve
 from tenure_server.app.auth import Authenticator, TokensFileError
 from tenure_server.domain.errors import InvalidInput, Unauthenticated
@@ -63,14 +63,14 @@ tokens = st.one_of(
 @EXAMPLES
 @given(value=tokens)
 def test_parse_token_accepts_exactly_the_canonical_form(value: str) -> None:
-    """parse_token returns (lease, generation) only for `<name>/<1..2^63-1>` written canonically
+    """parse_token returns (lease, generation) only for `<name>/<1..2^53-1>` written canonically
     (formatting the result gives the input back); anything else is a ValueError."""
     parsed = attempt(lambda: parse_token(value), ValueError)
     if isinstance(parsed, ValueError):
         return
     lease, generation = parsed
     assert re.fullmatch(NAME_PATTERN, lease)
-    assert 1 <= generation <= 2**63 - 1
+    assert 1 <= generation <= MAX_GENERATION
     assert format_token(lease, generation) == value
 
 

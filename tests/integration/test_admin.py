@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncpg
 import httpx
 import pytest
 
-from tenure_server.db.admin import bump_generations
+from tenure import MAX_GENERATION
+from tenure_server.db.admin import BumpRefused, bump_generations
 
 
 async def test_a_bump_expires_leases_and_refuses_every_older_generation(
@@ -30,6 +32,34 @@ async def test_a_bump_expires_leases_and_refuses_every_older_generation(
 
 async def test_a_bump_must_be_positive_and_bounded(database_url: str) -> None:
     """Zero, negative or overflowing amounts are refused before touching anything."""
-    for amount in (0, -5, 2**63):
+    for amount in (0, -5, MAX_GENERATION + 1, 2**63):
         with pytest.raises(ValueError, match="--by"):
             await bump_generations(database_url, amount)
+
+
+async def test_a_bump_past_the_largest_generation_is_refused_whole(
+    api: httpx.AsyncClient, database_url: str, connection: asyncpg.Connection[asyncpg.Record]
+) -> None:
+    """A bump that would move a generation (the floor's included) past MAX_GENERATION is refused,
+    saying how far generations may still move, and changes nothing; one that reaches it exactly
+    is done, after which no bump is possible."""
+    await api.post("/v1/leases/close-day/acquire", json={"holder": "a", "ttl_seconds": 60})
+    await api.post("/v1/fences/payments/verify", json={"lease": "close-day", "generation": 1})
+
+    async def generations() -> tuple[int, ...]:
+        """The lease's, the fence's and the floor's."""
+        [row] = await connection.fetch(
+            "SELECT (SELECT generation FROM leases), (SELECT highest_generation FROM fences),"
+            " (SELECT generation FROM tenure_generation_floor)"
+        )
+        return tuple(row)
+
+    assert await generations() == (1, 1, 0)
+    with pytest.raises(BumpRefused, match=f"--by may be at most {MAX_GENERATION - 1}"):
+        await bump_generations(database_url, MAX_GENERATION)
+    assert await generations() == (1, 1, 0)
+
+    assert await bump_generations(database_url, MAX_GENERATION - 1) == (1, 1, MAX_GENERATION)
+    with pytest.raises(BumpRefused, match="no bump is possible"):
+        await bump_generations(database_url, 1)
+    assert await generations() == (MAX_GENERATION,) * 3

@@ -9,7 +9,13 @@ import pytest
 
 from tenure_server.domain import errors
 from tenure_server.domain.fences import Fence, LeaseGeneration, verify_refusal
-from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome, renew_refusal
+from tenure_server.domain.leases import (
+    Lease,
+    acquire_refusal,
+    force_release_refusal,
+    release_outcome,
+    renew_refusal,
+)
 from tenure_server.domain.limits import Limits
 from tenure_server.domain.names import (
     check_window_key,
@@ -37,13 +43,31 @@ HELD, GONE, FOREIGN = LeaseState(True), LeaseState(False), LeaseState(False, for
 def test_acquire_refusal_names_the_holder_or_asks_to_retry() -> None:
     """Held by another: lease-held; free, expired or mine meanwhile: try the statement again.
     The same holder string under another principal is another holder."""
-    refusal = acquire_refusal("l", "b", "p", LEASE)
+    refusal = acquire_refusal("l", "b", "p", LEASE, None)
     assert isinstance(refusal, errors.LeaseHeld)
     assert refusal.holder == "a"
-    assert acquire_refusal("l", "a", "p", LEASE) is None
-    assert isinstance(acquire_refusal("l", "a", "intruder", LEASE), errors.LeaseHeld)
-    assert acquire_refusal("l", "b", "p", LEASE._replace(held=False)) is None
-    assert acquire_refusal("l", "b", "p", None) is None
+    assert acquire_refusal("l", "a", "p", LEASE, None) is None
+    assert isinstance(acquire_refusal("l", "a", "intruder", LEASE, None), errors.LeaseHeld)
+    assert acquire_refusal("l", "b", "p", LEASE._replace(held=False), None) is None
+    assert acquire_refusal("l", "b", "p", None, None) is None
+
+
+def test_acquire_refusal_names_the_exhausted_generation_of_a_free_lease() -> None:
+    """A free lease, or a name without one, refused for want of a generation: generation-exhausted
+    with the last one; a held lease is still lease-held (or retried by its own holder)."""
+    for current, generation in ((LEASE._replace(held=False), 3), (None, 9)):
+        refusal = acquire_refusal("l", "b", "p", current, generation)
+        assert isinstance(refusal, errors.GenerationExhausted)
+        assert refusal.generation == generation
+    assert isinstance(acquire_refusal("l", "b", "p", LEASE, 3), errors.LeaseHeld)
+    assert acquire_refusal("l", "a", "p", LEASE, 3) is None
+
+
+def test_force_release_refusal() -> None:
+    """No lease: not found; no generation left to move it to: exhausted; else the state moved."""
+    assert isinstance(force_release_refusal("l", None, None), errors.LeaseNotFound)
+    assert isinstance(force_release_refusal("l", LEASE, 3), errors.GenerationExhausted)
+    assert force_release_refusal("l", LEASE, None) is None
 
 
 def test_renew_refusal_tells_a_lost_lease_from_another_principal() -> None:

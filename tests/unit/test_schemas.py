@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tenure import MAX_GENERATION
 from tenure_server.api.problems import problem_body
 from tenure_server.api.schemas import (
     FenceOut,
@@ -50,7 +51,7 @@ LEASES = [
     Lease(
         "a.b-c_d",
         "h é",
-        2**63 - 1,
+        MAX_GENERATION,
         0.25,
         NOW.replace(microsecond=0),
         NOW.astimezone(timezone(timedelta(hours=-3))),
@@ -95,7 +96,7 @@ def test_a_batch_renew_answer_is_the_json_of_its_renewmanyresult(
 
 FENCES = [
     Fence("ledger", "close-day", 7, NOW),
-    Fence("a.b", "x", 2**63 - 1, NOW.replace(microsecond=0)),
+    Fence("a.b", "x", MAX_GENERATION, NOW.replace(microsecond=0)),
 ]
 REFUSALS: list[tuple[str, str, int, TenureError]] = [
     ("stock", "close-day", 3, StaleGeneration("stock", 3, 7)),

@@ -37,7 +37,9 @@ async def acquire(
 ) -> Response:
     """Take the lease if it is free or expired (generation + 1), or extend it if this holder
     still holds it (same generation). With `wait_seconds`, wait for a release or expiry. 409
-    `lease-held` with `Retry-After` otherwise. The holding is bound to the caller's principal."""
+    `lease-held` with `Retry-After` otherwise. The holding is bound to the caller's principal.
+    409 `generation-exhausted` when no generation is left to begin a holding with (generations
+    stop at 9007199254740991)."""
     caller, operations, limits, name = context.caller, context.operations, context.limits, path.name
     caller.require_client("acquire", name)
     ttl, wait = limits.ttl(body.ttl_seconds), limits.wait(body.wait_seconds)
@@ -96,10 +98,11 @@ async def release(context: Context, path: LeasePath, body: ReleaseRequest, _: Re
     return lease_json(lease)
 
 
-@router.post("/{name}/force-release", responses=problem_responses(401, 403, 404))
+@router.post("/{name}/force-release", responses=problem_responses(401, 403, 404, 409))
 async def force_release(name: LeaseName, caller: CallerDep, operations: OperationsDep) -> LeaseOut:
     """Operators only: end whatever holding there is and move the generation past it, so fences
-    refuse the old holder from now on. Recorded as an event naming the operator."""
+    refuse the old holder from now on. Recorded as an event naming the operator. 409
+    `generation-exhausted` when the lease is at the largest generation (none to move to)."""
     caller.require("admin", "force-release", name)
     return LeaseOut.of(await operations.force_release(name, caller.label))
 

@@ -69,6 +69,9 @@ PROBLEMS: Mapping[type[e.TenureError], ErrorProblem] = {
     ),
     e.LeaseLost: ErrorProblem(ProblemType.LEASE_LOST, lambda x: {"generation": x.generation}),
     e.LeaseNotFound: ErrorProblem(ProblemType.LEASE_NOT_FOUND),
+    e.GenerationExhausted: ErrorProblem(
+        ProblemType.GENERATION_EXHAUSTED, lambda x: {"generation": x.generation}
+    ),
     e.WindowNotFound: ErrorProblem(ProblemType.WINDOW_NOT_FOUND),
     e.JobNotFound: ErrorProblem(ProblemType.JOB_NOT_FOUND),
     e.WindowCompleted: ErrorProblem(

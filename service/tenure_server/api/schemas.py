@@ -10,6 +10,7 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from starlette.responses import Response
 from typing_extensions import TypedDict
 
+from tenure import MAX_GENERATION
 from tenure.schedule import KeyFormat
 from tenure_server.domain.fences import Fence
 from tenure_server.domain.leases import Lease
@@ -23,8 +24,6 @@ from tenure_server.domain.names import (
     check_window_key,
 )
 from tenure_server.domain.windows import Window
-
-BIGINT_MAX = 2**63 - 1
 
 LeaseName = Annotated[
     str, Path(pattern=NAME_PATTERN, max_length=NAME_MAX_LENGTH, description="Lease name.")
@@ -56,7 +55,7 @@ Holder = Annotated[
     AfterValidator(check_holder),
 ]
 Generation = Annotated[
-    int, Field(ge=1, le=BIGINT_MAX, description="The fencing token handed out by acquire.")
+    int, Field(ge=1, le=MAX_GENERATION, description="The fencing token handed out by acquire.")
 ]
 Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NameField = Annotated[str, Field(pattern=NAME_PATTERN, max_length=NAME_MAX_LENGTH)]

@@ -16,13 +16,18 @@ from tenure_server.db.leases import Acquire, Acquired, Release, Renew
 from tenure_server.db.notifications import FALLBACK_POLL_SECONDS
 from tenure_server.domain.errors import (
     LeaseHeld,
-    LeaseNotFound,
     RequestAbandoned,
     ShuttingDown,
     StorageUnavailable,
 )
 from tenure_server.domain.events import EventSink, LeaseEvent
-from tenure_server.domain.leases import Lease, acquire_refusal, release_outcome, renew_refusal
+from tenure_server.domain.leases import (
+    Lease,
+    acquire_refusal,
+    force_release_refusal,
+    release_outcome,
+    renew_refusal,
+)
 from tenure_server.domain.names import decode_cursor, page, prefix_upper_bound
 
 # A waiter re-tries this long after the holding's expiry, so the expiry has surely passed.
@@ -149,8 +154,8 @@ class Leases:
                 if event is not None:
                     self._sink.record(event)
                 return lease, event is not None
-            current = await self._lease_store.get_lease(name)
-            refusal = acquire_refusal(name, holder, principal, current)
+            current, exhausted_at = await self._lease_store.explain_acquire(name)
+            refusal = acquire_refusal(name, holder, principal, current, exhausted_at)
             if refusal is not None:
                 raise refusal
         raise still_moving("acquire")
@@ -308,10 +313,15 @@ class Leases:
         raise still_moving("release")
 
     async def force_release(self, name: str, actor: str) -> Lease:
-        lease = await self._lease_store.force_release_lease(name, actor)
-        if lease is None:
-            raise LeaseNotFound(name)
-        return lease
+        for _ in range(DECISION_ATTEMPTS):
+            lease = await self._lease_store.force_release_lease(name, actor)
+            if lease is not None:
+                return lease
+            current, exhausted_at = await self._lease_store.explain_acquire(name)
+            refusal = force_release_refusal(name, current, exhausted_at)
+            if refusal is not None:
+                raise refusal
+        raise still_moving("force-release")
 
     async def get_lease(self, name: str) -> Lease | None:
         return await self._lease_store.get_lease(name)

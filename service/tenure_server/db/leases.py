@@ -1,6 +1,6 @@
 """Runs the statements of `sql/leases.sql`: one method per statement, named after it. Whether an
 acquire, renew or release changes a lease, single or batched, is decided by the functions of
-migration 0008 that its statements call."""
+migrations 0008 and 0009 that its statements call."""
 
 from __future__ import annotations
 
@@ -118,6 +118,16 @@ class Leases(Connections):
 
     async def force_release_lease(self, name: str, actor: str) -> Lease | None:
         return _lease(await self._fetchrow(QUERIES["force_release_lease"], name, actor))
+
+    async def explain_acquire(self, name: str) -> tuple[Lease | None, int | None]:
+        """The lease (None without a row), and the generation no holding of it can follow (None
+        while one can): why an acquire or force-release changed nothing."""
+        row = await self._fetchrow(QUERIES["explain_acquire"], name)
+        if row is None:
+            raise RuntimeError("explain_acquire returned no row")
+        facts = dict(row)
+        exhausted_at: int | None = facts.pop("exhausted_at")
+        return (None if facts["name"] is None else Lease(**facts)), exhausted_at
 
     async def get_lease(self, name: str) -> Lease | None:
         return _lease(await self._fetchrow(QUERIES["get_lease"], name))

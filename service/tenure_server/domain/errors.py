@@ -10,6 +10,7 @@ TenureError
 ├── LeaseHeld               another holder holds the lease
 ├── LeaseLost               the caller no longer holds the lease it names
 ├── LeaseNotFound
+├── GenerationExhausted     no generation is left to begin a holding with
 ├── WindowNotFound
 ├── JobNotFound             no job is registered under the name
 ├── WindowCompleted         the occurrence already ran to completion
@@ -27,6 +28,8 @@ TenureError
 from __future__ import annotations
 
 from datetime import datetime
+
+from tenure import MAX_GENERATION
 
 
 class TenureError(Exception):
@@ -98,6 +101,23 @@ class LeaseNotFound(TenureError):
         super().__init__(f"lease {name!r} does not exist")
 
 
+class GenerationExhausted(TenureError):
+    """The lease's generation (`first`: for a name never acquired, the generation floor it would
+    start above) is the largest handed out: no holding can follow it."""
+
+    def __init__(self, name: str, generation: int, *, first: bool = False) -> None:
+        where = (
+            f"a first holding of lease {name!r} would start above the generation floor"
+            if first
+            else f"lease {name!r} is at generation"
+        )
+        super().__init__(
+            f"{where} {generation}, and Tenure hands out no generation past {MAX_GENERATION}"
+            " (2**53 - 1, the largest integer JSON readers such as JavaScript read exactly)"
+        )
+        self.generation = generation
+
+
 class WindowNotFound(TenureError):
     def __init__(self, job: str, window: str) -> None:
         super().__init__(f"job {job!r} has no window {window!r}")
@@ -149,7 +169,8 @@ class UnknownGeneration(TenureError):
         super().__init__(
             f"lease {lease!r} never handed out generation {generation}"
             + (
-                ": a force-release moved the lease to it and no holder has held it"
+                ": an operator moved the lease to it (force-release, bump-generations) and no"
+                " holder has held it"
                 if forced
                 else ("" if current is None else f" (its current generation is {current})")
             )

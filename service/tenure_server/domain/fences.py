@@ -23,8 +23,8 @@ class Fence:
 
 @dataclass(frozen=True, slots=True)
 class LeaseGeneration:
-    """A lease's current generation, and whether force-release moved it there (handing it to
-    nobody)."""
+    """A lease's current generation, and whether an operator moved it there (force-release or
+    bump-generations), handing it to nobody."""
 
     generation: int
     forced: bool
@@ -41,7 +41,7 @@ def verify_refusal(
 
     A generation below the lease's current one is stale on every resource, fenced yet or not: a
     later holding (or a force-release, or a restore's bump) superseded it. One above it was never
-    handed out, nor was the one a force-release moved to: accepting either would raise the fence
+    handed out, nor was the one an operator moved it to: accepting either would raise the fence
     past every real holder and lock the resource for everyone.
     """
     if fence is not None and fence.lease != lease:

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from tenure_server.domain.errors import (
+    GenerationExhausted,
     HoldingOfAnotherPrincipal,
     LeaseHeld,
     LeaseLost,
@@ -33,19 +34,35 @@ class Lease(NamedTuple):
 
 
 def acquire_refusal(
-    name: str, holder: str, principal: str | None, current: Lease | None
-) -> LeaseHeld | None:
+    name: str, holder: str, principal: str | None, current: Lease | None, exhausted_at: int | None
+) -> LeaseHeld | GenerationExhausted | None:
     """Why an acquire that changed nothing was refused; None when the state moved meanwhile.
 
-    The acquire statement decides atomically; this only explains its answer from a later read,
-    so a lease that expired or was released in between means "try the statement again". The same
-    holder string under another principal is another holder.
+    The acquire statement decides atomically; this only explains its answer from a later read
+    (explain_acquire), so a lease that expired or was released in between means "try the
+    statement again". The same holder string under another principal is another holder. A free
+    lease is refused only when no generation is left to begin a holding with (`exhausted_at`, the
+    generation that none may follow, of the lease or of the floor for a name without a row).
     """
-    if current is None or not current.held:
-        return None
-    if current.holder == holder and current.principal == principal:
-        return None
-    return LeaseHeld(name, current.holder, current.expires_at, current.expires_in_seconds)
+    if current is not None and current.held:
+        if current.holder == holder and current.principal == principal:
+            return None
+        return LeaseHeld(name, current.holder, current.expires_at, current.expires_in_seconds)
+    if exhausted_at is not None:
+        return GenerationExhausted(name, exhausted_at, first=current is None)
+    return None
+
+
+def force_release_refusal(
+    name: str, current: Lease | None, exhausted_at: int | None
+) -> LeaseNotFound | GenerationExhausted | None:
+    """Why a force-release changed nothing: no such lease, or no generation left to move it to;
+    None when the state moved meanwhile (a lease inserted since)."""
+    if current is None:
+        return LeaseNotFound(name)
+    if exhausted_at is not None:
+        return GenerationExhausted(name, exhausted_at)
+    return None
 
 
 def renew_refusal(

@@ -24,6 +24,7 @@ from tenure_server.api import (
     jobs,
     leases,
     metrics,
+    openapi,
     problems,
     ui,
     windows,
@@ -178,6 +179,7 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
     app.include_router(hot_routes.router(HOT_ROUTES))
     app.include_router(leases.router)
     problems.install(app)
+    openapi.with_integer_bounds(app)
     telemetry = install_monitoring(app, settings)
     app.state.authenticator = Authenticator.from_toml(settings.tokens_text())
     app.state.rate_limiter = (

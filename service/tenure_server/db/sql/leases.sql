@@ -4,7 +4,8 @@
 -- Lease in their order: the repository reads those rows by position.
 --
 -- Whether an acquire, renew or release may change a lease, and what the lease becomes, is decided
--- by the functions of migration 0008 (tenure_may_acquire_v1, tenure_acquired_v1, …), which the
+-- by the functions of migrations 0008 and 0009 (tenure_may_acquire_v2, tenure_acquired_v2, …),
+-- which the
 -- single statement and the batch statements of each call alike: they differ only in how they meet
 -- another transaction's lock on the row (a single one waits for it and decides by the clock after
 -- the wait; a batch skips it and decides by now()) and in what they answer. A batch holds
@@ -23,21 +24,25 @@
 -- then is expired at every later instant. The event is written by the same statement, only when
 -- a new holding began (this transaction stamped acquired_xact); new_holding, took_over and
 -- previous_holder tell the caller what to log and count. Answered by the clock read for each row
--- after it was decided (a lateral sub-select), for the same reason.
+-- after it was decided (a lateral sub-select), for the same reason. A name without a row is
+-- inserted only while the floor leaves a generation to begin it with; the row is proposed all
+-- the same when the name has one (in the snapshot: one inserted since is missed, the acquire
+-- refused and explained, and the explanation, seeing the row, has it decided again).
 WITH acquired AS (
     INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
                              expires_at, released_at, previous_holder, took_over, acquired_xact,
                              granted_xact, principal, forced)
-    SELECT $1, (tenure_first_acquired_v1($2, $3, $4,
-                                         (SELECT generation FROM tenure_generation_floor),
-                                         now())).*
+    SELECT $1, (tenure_first_acquired_v1($2, $3, $4, floor.generation, now())).*
+      FROM tenure_generation_floor AS floor
+     WHERE tenure_has_next_generation_v1(floor.generation)
+        OR EXISTS (SELECT FROM leases WHERE name = $1)
     ON CONFLICT (name) DO UPDATE SET
         (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
          previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-        (SELECT (tenure_acquired_v1(l, EXCLUDED.holder, EXCLUDED.ttl_seconds, EXCLUDED.principal,
+        (SELECT (tenure_acquired_v2(l, EXCLUDED.holder, EXCLUDED.ttl_seconds, EXCLUDED.principal,
                                     decided.at)).*
            FROM (SELECT clock_timestamp() AS at) AS decided)
-     WHERE tenure_may_acquire_v1(l, EXCLUDED.holder, EXCLUDED.principal, clock_timestamp())
+     WHERE tenure_may_acquire_v2(l, EXCLUDED.holder, EXCLUDED.principal, clock_timestamp())
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
               l.acquired_xact = pg_current_xact_id() AS new_holding,
@@ -79,10 +84,10 @@ WITH wanted AS (
     UPDATE leases AS l
        SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
            previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-           ROW((tenure_acquired_v1(l, w.holder, w.ttl_seconds, w.principal, now())).*)
+           ROW((tenure_acquired_v2(l, w.holder, w.ttl_seconds, w.principal, now())).*)
       FROM wanted AS w
      WHERE l.name = w.name AND l.name IN (SELECT name FROM locked)
-       AND tenure_may_acquire_v1(l, w.holder, w.principal, now())
+       AND tenure_may_acquire_v2(l, w.holder, w.principal, now())
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
               l.acquired_xact = pg_current_xact_id() AS new_holding,
@@ -92,10 +97,11 @@ WITH wanted AS (
                              expires_at, released_at, previous_holder, took_over, acquired_xact,
                              granted_xact, principal, forced)
     SELECT w.name,
-           (tenure_first_acquired_v1(w.holder, w.ttl_seconds, w.principal,
-                                     (SELECT generation FROM tenure_generation_floor), now())).*
-      FROM wanted AS w
+           (tenure_first_acquired_v1(w.holder, w.ttl_seconds, w.principal, floor.generation,
+                                     now())).*
+      FROM wanted AS w, tenure_generation_floor AS floor
      WHERE NOT EXISTS (SELECT 1 FROM leases AS e WHERE e.name = w.name)
+       AND tenure_has_next_generation_v1(floor.generation)
      ORDER BY w.name
     ON CONFLICT (name) DO NOTHING
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
@@ -301,14 +307,15 @@ UPDATE leases SET awaited_until = greatest(awaited_until, now() + make_interval(
 -- after. Every fence refuses the old holder's token from now on: verifies accept only a lease's
 -- current generation, and the fences of this lease are raised to the new one too. They are locked
 -- in resource order first, as verify_fences locks them, so a concurrent batch cannot deadlock
--- with this statement. The row stays expired and released.
+-- with this statement. The row stays expired and released. A lease at the largest generation
+-- has none left to move to: no row, explained by explain_acquire.
 WITH forced AS (
     UPDATE leases
        SET generation = generation + 1, previous_holder = holder, holder = '(force-released)',
            principal = NULL, acquired_at = now(), renewed_at = now(),
            expires_at = least(expires_at, now()), released_at = now(), took_over = false,
            acquired_xact = pg_current_xact_id(), forced = true
-     WHERE name = $1
+     WHERE name = $1 AND tenure_has_next_generation_v1(generation)
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
               released_at, principal, previous_holder, granted_xact::text AS grant_id
 ), locked AS MATERIALIZED (
@@ -333,6 +340,20 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
        principal, grant_id, (tenure_answer_v1(expires_at - now())).*
   FROM forced
  CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', forced.name)) AS wake;
+
+-- name: explain_acquire
+-- $1 name. Why an acquire (or force-release) changed nothing; a plain read, it decides nothing:
+-- the lease as get_lease reads it (NULLs without a row), and exhausted_at, the generation no
+-- holding can follow (NULL while one can), by the rule the statements decided by: the lease's
+-- own generation, or the floor's for a name without a row.
+SELECT l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at, l.expires_at,
+       l.released_at, l.principal, l.granted_xact::text AS grant_id,
+       (tenure_answer_v1(l.expires_at - now())).*,
+       CASE WHEN NOT tenure_has_next_generation_v1(last.generation) THEN last.generation END
+           AS exhausted_at
+  FROM tenure_generation_floor AS floor
+  LEFT JOIN leases AS l ON l.name = $1
+ CROSS JOIN LATERAL (SELECT coalesce(l.generation, floor.generation) AS generation) AS last;
 
 -- name: get_lease
 -- $1 name. A plain read; it decides nothing, it only reports or explains a refusal.
