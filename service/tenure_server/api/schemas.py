@@ -198,7 +198,8 @@ class RenewManyResult(BaseModel):
     undecided: list[HoldingRefOut] = Field(
         default_factory=list,
         description="Holdings whose lease row another transaction (a fenced write) kept locked "
-        "past the lock timeout: neither renewed nor lost; retry them as after a 503.",
+        "past the lock timeout, or while this replica already waited on as many locked rows as "
+        "it may: neither renewed nor lost; retry them as after a 503.",
     )
 
 

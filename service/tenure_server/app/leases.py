@@ -1,7 +1,8 @@
 """Leases: acquire (now or waiting for a release), renew, release, force-release, and reads.
 
 Single requests may share one statement with others that arrived together (app/coalescing.py);
-whatever a shared statement leaves undecided is decided alone, by the single statement."""
+whatever a shared statement leaves undecided is decided alone, by the single statement (a renew:
+by the batch renew of one, and by the single statement only if its row is locked)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from functools import partial
 
 from tenure_server.app.coalescing import NO_COALESCING, Coalescing, batcher, first_per_name
 from tenure_server.app.decisions import DECISION_ATTEMPTS, still_moving
+from tenure_server.app.lock_waits import LockWaits
 from tenure_server.app.ports import LeaseStore, Releases
 from tenure_server.db.leases import Acquire, Acquired, Release, Renew
 from tenure_server.db.notifications import FALLBACK_POLL_SECONDS
@@ -54,12 +56,15 @@ class Leases:
         notifications: Releases,
         sink: EventSink,
         coalescing: Coalescing = NO_COALESCING,
+        lock_waits: LockWaits | None = None,
     ) -> None:
         self._lease_store = store
         self._notifications = notifications
         # Every transition and refusal is reported here (logs and metrics).
         self._sink = sink
         self._draining = asyncio.Event()
+        # Renewals that wait on a row another transaction holds: a few, not the whole pool.
+        self._lock_waits = lock_waits or LockWaits()
         # Acquires being decided alone: for identical ones to share the next statement.
         self._deciding: dict[Acquire, _Turns] = {}
         self._acquires = batcher(coalescing, self._acquire_batch)
@@ -234,8 +239,11 @@ class Leases:
         lease = None
         if self._renews is not None:
             lease = await self._renews.submit(Renew(name, holder, generation, ttl, principal))
-        if lease is None:  # refused, or left undecided by the batch: decided alone
-            lease = await self._lease_store.renew_lease(name, holder, generation, ttl, principal)
+        if lease is None:  # refused, or left undecided by the batch: decided as a batch of one
+            [outcome] = await self._renew_holdings([(name, generation)], holder, ttl, principal)
+            if isinstance(outcome, StorageUnavailable):  # its row stayed locked
+                raise outcome
+            lease = outcome
         if lease is None:
             self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
             current = await self._lease_store.get_lease(name)
@@ -251,37 +259,44 @@ class Leases:
     ) -> tuple[list[Lease], list[tuple[str, int]], list[tuple[str, int]]]:
         """Renew many holdings of one holder in one statement: the renewed leases, the
         (name, generation) pairs that are lost (expired, released, taken over, or never held),
-        and those left undecided (their row stayed locked past the lock timeout)."""
-        renewed, refused = await self._lease_store.renew_leases(holdings, holder, ttl, principal)
-        kept = {lease.name for lease in renewed}
-        skipped = [
-            (name, generation)
-            for name, generation in holdings
-            if name not in kept and name not in refused
-        ]
-        # Rows another transaction holds (a fenced one, FOR SHARE): each decided alone, after
-        # its lock, so one busy lease costs the batch neither the others nor a timeout.
-        undecided: list[tuple[str, int]] = []
-        alone = [self._renew_alone(name, holder, gen, ttl, principal) for name, gen in skipped]
-        for holding, lease in zip(skipped, await asyncio.gather(*alone), strict=True):
-            if isinstance(lease, Lease):
-                renewed.append(lease)
-                kept.add(lease.name)
-            elif lease is not None:
+        and those left undecided (their row stayed locked)."""
+        outcomes = await self._renew_holdings(holdings, holder, ttl, principal)
+        renewed = [outcome for outcome in outcomes if isinstance(outcome, Lease)]
+        lost, undecided = [], []
+        for holding, outcome in zip(holdings, outcomes, strict=True):
+            if outcome is None:
+                lost.append(holding)
+                self._sink.record(LeaseEvent("renew_refused", holding[0], holder, holding[1]))
+            elif isinstance(outcome, StorageUnavailable):
                 undecided.append(holding)
-        waiting = {name for name, _ in undecided}
-        lost = [(name, gen) for name, gen in holdings if name not in kept and name not in waiting]
-        for name, generation in lost:
-            self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
         return renewed, lost, undecided
+
+    async def _renew_holdings(
+        self, holdings: list[tuple[str, int]], holder: str, ttl: float, principal: str | None
+    ) -> list[Lease | StorageUnavailable | None]:
+        """For each holding, in order: its lease renewed, None when refused, or why it was left
+        undecided. One statement, which waits on no row; a row another transaction holds (a
+        fenced one, FOR SHARE) is decided alone after its lock, in one of the process's places
+        to wait (app/lock_waits.py), so one busy lease costs the others neither a decision nor a
+        timeout, and busy leases take only those places of the pool."""
+        renewed, refused = await self._lease_store.renew_leases(holdings, holder, ttl, principal)
+        decided: dict[str, Lease | StorageUnavailable | None] = {name: None for name in refused}
+        decided |= {lease.name: lease for lease in renewed}
+        skipped = [(name, gen) for name, gen in holdings if name not in decided]
+        alone = [self._renew_alone(name, holder, gen, ttl, principal) for name, gen in skipped]
+        for (name, _), outcome in zip(skipped, await asyncio.gather(*alone), strict=True):
+            decided[name] = outcome
+        return [decided[name] for name, _ in holdings]
 
     async def _renew_alone(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None
     ) -> Lease | StorageUnavailable | None:
-        """renew_lease for one holding a batch skipped: the lease, None when refused, or why it
-        could not be decided (its row still locked at the lock timeout)."""
+        """renew_lease for one holding whose row was locked: the lease, None when refused, or
+        why it could not be decided (no place to wait came free, or the row was still locked at
+        the lock timeout)."""
         try:
-            return await self._lease_store.renew_lease(name, holder, generation, ttl, principal)
+            async with self._lock_waits.place(name):
+                return await self._lease_store.renew_lease(name, holder, generation, ttl, principal)
         except StorageUnavailable as error:
             return error
 

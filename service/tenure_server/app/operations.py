@@ -5,6 +5,7 @@ from __future__ import annotations
 from tenure_server.app.coalescing import NO_COALESCING, Coalescing
 from tenure_server.app.fences import Fences
 from tenure_server.app.leases import Leases
+from tenure_server.app.lock_waits import LockWaits
 from tenure_server.app.ports import Releases, Store
 from tenure_server.app.windows import Windows
 from tenure_server.domain.events import EventSink, NoSink
@@ -17,9 +18,10 @@ class Operations(Leases, Windows, Fences):
         notifications: Releases,
         sink: EventSink | None = None,
         coalescing: Coalescing = NO_COALESCING,
+        lock_waits: LockWaits | None = None,
     ) -> None:
         # Every transition, refusal and fence decision is reported here (logs and metrics).
         events = sink or NoSink()
-        Leases.__init__(self, store, notifications, events, coalescing)
+        Leases.__init__(self, store, notifications, events, coalescing, lock_waits)
         Windows.__init__(self, store, events)
         Fences.__init__(self, store, events, coalescing)

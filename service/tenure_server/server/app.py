@@ -35,6 +35,7 @@ from tenure_server.api.express import Express
 from tenure_server.api.hot_routes import HOT_ROUTES
 from tenure_server.app.auth import Authenticator
 from tenure_server.app.coalescing import Coalescing
+from tenure_server.app.lock_waits import LockWaits
 from tenure_server.app.monitor import MONITOR_LEASE, Monitor, MonitorConfig
 from tenure_server.app.operations import Operations
 from tenure_server.app.reserved import warn_of_reserved_names
@@ -153,7 +154,10 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
             hub.start(notifications)
             app.state.repository = repository
             coalescing = Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements)
-            operations = Operations(repository, notifications, app.state.sink, coalescing)
+            lock_waits = LockWaits(settings.lock_waits, settings.lock_wait_patience_seconds)
+            operations = Operations(
+                repository, notifications, app.state.sink, coalescing, lock_waits
+            )
             app.state.operations = operations
             app.state.limits = settings.limits
             async with (

@@ -9,6 +9,7 @@ from typing import Literal, Self
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from tenure_server.app.lock_waits import DEFAULT_LOCK_WAITS
 from tenure_server.domain.limits import Limits
 
 
@@ -41,6 +42,14 @@ class Settings(BaseSettings):
     pool_acquire_timeout_seconds: float = Field(default=5.0, gt=0)
     statement_timeout_ms: int = Field(default=5000, ge=0)
     lock_timeout_ms: int = Field(default=4000, ge=0)
+    lock_wait_max_connections: int = Field(
+        default=DEFAULT_LOCK_WAITS,
+        ge=0,
+        description="Pooled connections per process that renewals waiting behind a locked lease "
+        "row (a fenced transaction's FOR SHARE) may hold at once; at most pool_max_size - 1. "
+        "The others wait for one holding none, at most the lock timeout, and are then answered "
+        "as still locked (undecided in a batch renew, 503 alone); 0: answered so at once.",
+    )
     min_ttl_seconds: float = Field(default=1.0, gt=0)
     max_ttl_seconds: float = Field(default=3600.0, gt=0)
     max_wait_seconds: float = Field(default=60.0, ge=0)
@@ -193,6 +202,16 @@ class Settings(BaseSettings):
         if self.tokens_file is not None:
             return self.tokens_file.read_text(encoding="utf-8")
         return None
+
+    @property
+    def lock_waits(self) -> int:
+        """The lock-wait limit in force: one connection of the pool always stays free of them."""
+        return min(self.lock_wait_max_connections, self.pool_max_size - 1)
+
+    @property
+    def lock_wait_patience_seconds(self) -> float | None:
+        """How long a renewal of a locked row waits for a place: the lock timeout (0: none)."""
+        return self.lock_timeout_ms / 1000 if self.lock_timeout_ms > 0 else None
 
     @property
     def limits(self) -> Limits:

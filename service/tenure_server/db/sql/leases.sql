@@ -128,7 +128,9 @@ SELECT acquired.*, (tenure_answer_v1(answered.remaining)).*
 -- (a fenced transaction holds the row FOR SHARE) must not extend a holding that lapsed while it
 -- waited, which its holder already counts as lost and which would block everyone for a TTL. The
 -- UPDATE's WHERE is re-checked on the latest row (tenure_may_renew_v1). A refusal of an existing
--- lease is recorded by the same statement; successful renewals record no event.
+-- lease is recorded by the same statement; successful renewals record no event. It is sent only
+-- for a row renew_leases found locked, and by a few requests at once (app/lock_waits.py): each
+-- waits on a pooled connection.
 WITH locked AS MATERIALIZED (
     SELECT name FROM leases WHERE name = $1 FOR NO KEY UPDATE
 ), decided AS MATERIALIZED (
@@ -188,7 +190,8 @@ SELECT renewed.*, (tenure_answer_v1(answered.remaining)).*
 -- $1 names, $2 generations (parallel arrays), $3 holder, $4 ttl_seconds, $5 principal.
 -- Many holdings of one holder in one statement, each renewed as renew_lease would, locked as
 -- renew_coalesced locks them: one busy lease never fails the batch, it returns no row and the
--- caller decides it with renew_lease. A holding already gone in this statement's snapshot
+-- caller decides it with renew_lease. A single renew that no shared statement (renew_coalesced)
+-- renewed is this statement with one holding, so that only a locked row waits. A holding already gone in this statement's snapshot
 -- (expired, taken over, released, another principal's) is refused: answered with the lease as it
 -- is and no grant (grant_id NULL, the caller holds none), and recorded like a single refusal. At
 -- worst a renewal of it by another request that committed after the snapshot is reported lost:
