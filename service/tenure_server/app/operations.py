@@ -8,6 +8,7 @@ from tenure_server.app.leases import Leases
 from tenure_server.app.ports import Releases, Store
 from tenure_server.app.windows import Windows
 from tenure_server.domain.events import EventSink, NoSink
+from tenure_server.domain.limits import DEFAULT_MAX_EARLY_TOLERANCE
 
 
 class Operations(Leases, Windows, Fences):
@@ -17,9 +18,10 @@ class Operations(Leases, Windows, Fences):
         notifications: Releases,
         sink: EventSink | None = None,
         coalescing: Coalescing = NO_COALESCING,
+        early_tolerance: float = DEFAULT_MAX_EARLY_TOLERANCE,
     ) -> None:
         # Every transition, refusal and fence decision is reported here (logs and metrics).
         events = sink or NoSink()
         Leases.__init__(self, store, notifications, events, coalescing)
-        Windows.__init__(self, store, events)
+        Windows.__init__(self, store, events, early_tolerance)
         Fences.__init__(self, store, events, coalescing)

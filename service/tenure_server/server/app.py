@@ -151,7 +151,13 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
             hub.start(notifications)
             app.state.repository = repository
             coalescing = Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements)
-            operations = Operations(repository, notifications, app.state.sink, coalescing)
+            operations = Operations(
+                repository,
+                notifications,
+                app.state.sink,
+                coalescing,
+                settings.max_early_tolerance_seconds,
+            )
             app.state.operations = operations
             app.state.limits = settings.limits
             async with (
