@@ -43,6 +43,7 @@ from tenure._errors import (
     WindowCompleted,
     WindowLeaseMismatch,
     WindowNotClaimed,
+    WindowNotDue,
     WindowNotFound,
 )
 from tenure._events import StreamEvent
@@ -180,6 +181,7 @@ __all__ = [
     "WindowCompleted",
     "WindowLeaseMismatch",
     "WindowNotClaimed",
+    "WindowNotDue",
     "WindowNotFound",
     "__version__",
     "accepted_token",
