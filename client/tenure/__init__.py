@@ -108,6 +108,7 @@ from tenure.schedule import (
     resolve,
     scheduled_occurrence,
     window_key,
+    window_occurrence,
 )
 
 __version__ = "0.1.0"
@@ -206,6 +207,7 @@ __all__ = [
     "scheduled_occurrence",
     "tenure_resource_name",
     "window_key",
+    "window_occurrence",
 ]
 
 # Public names say they live in `tenure`, not in its private modules (reprs, docs, tracebacks).
