@@ -46,6 +46,7 @@ from tenure._errors import (
     WindowCompleted,
     WindowLeaseMismatch,
     WindowNotClaimed,
+    WindowNotDue,
     WindowNotFound,
 )
 from tenure._events import StreamEvent
@@ -111,6 +112,7 @@ from tenure.schedule import (
     resolve,
     scheduled_occurrence,
     window_key,
+    window_occurrence,
 )
 
 __version__ = "0.1.0"
@@ -188,6 +190,7 @@ __all__ = [
     "WindowCompleted",
     "WindowLeaseMismatch",
     "WindowNotClaimed",
+    "WindowNotDue",
     "WindowNotFound",
     "__version__",
     "accepted_token",
@@ -212,6 +215,7 @@ __all__ = [
     "scheduled_occurrence",
     "tenure_resource_name",
     "window_key",
+    "window_occurrence",
 ]
 
 # Public names say they live in `tenure`, not in its private modules (reprs, docs, tracebacks).

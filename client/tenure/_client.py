@@ -13,11 +13,14 @@ Configuration is explicit: every argument has a named default (`DEFAULT_TIMEOUT`
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
 import time
+import warnings
 from collections.abc import Iterable
+from datetime import datetime
 
 import httpx
 
@@ -27,7 +30,16 @@ from tenure._errors import TransportError
 from tenure._models import JobSpec
 from tenure._retry import RetryPolicy
 
-__all__ = ["ClientBase", "holdings", "transport_error", "url_and_token"]
+__all__ = [
+    "ClientBase",
+    "clock_skew",
+    "holdings",
+    "transport_error",
+    "url_and_token",
+    "warn_clock_ignored",
+]
+
+_log = logging.getLogger("tenure")
 
 
 class ClientBase:
@@ -65,6 +77,8 @@ class ClientBase:
         self._active_lock = threading.Lock()
         # Job definitions this client registered (register_job PUTs each once).
         self._registered: dict[str, JobSpec] = {}
+        # Whether this client has said that this host's clock is off.
+        self._clock_reported = False
 
     def _enter_name(self, name: str) -> bool:
         """Reserve `name` for one handle of this client; False when another handle has it."""
@@ -86,6 +100,33 @@ class ClientBase:
         with self._active_lock:
             self._registered[job] = spec
 
+    def _compare_clocks(
+        self, sent: datetime, received: datetime, service_now: datetime, tolerance: float
+    ) -> None:
+        """Log once (per client) when this host's clock is off the service's by more than
+        `tolerance` seconds; the service read `service_now` between `sent` and `received`."""
+        skew = clock_skew(sent, received, service_now, tolerance)
+        with self._active_lock:
+            if skew == 0 or self._clock_reported:
+                return
+            self._clock_reported = True
+        if skew > 0:
+            consequence = (
+                "a scheduler firing by it fires before the occurrence it means is due, and the"
+                " service resolves the one before (each window runs one occurrence late)"
+            )
+        else:
+            consequence = f"a scheduler firing by it starts each run {-skew:.0f} s late"
+        _log.warning(
+            "this host's clock is %.1f s %s the service's (the database's), more than the early"
+            " tolerance of %g s: %s. Windows are resolved by the service's clock; keep this"
+            " host's clock synchronised (NTP).",
+            abs(skew),
+            "ahead of" if skew > 0 else "behind",
+            tolerance,
+            consequence,
+        )
+
     def _wait_plan(self, wait: float) -> P.WaitPlan:
         if not (math.isfinite(wait) and wait >= 0):
             raise ValueError("wait must be a number of seconds >= 0")
@@ -93,6 +134,31 @@ class ClientBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.base_url!r}, holder={self.holder!r})"
+
+
+def clock_skew(
+    sent: datetime, received: datetime, service_now: datetime, tolerance: float
+) -> float:
+    """Seconds this host's clock is at least ahead of (> 0) or behind (< 0) the service's, which
+    read `service_now` while this host's clock went from `sent` to `received`; 0 when that
+    is within `tolerance` seconds of the interval (the request's own time is no skew)."""
+    ahead = (sent - service_now).total_seconds()
+    behind = (service_now - received).total_seconds()
+    if ahead > tolerance:
+        return ahead
+    if behind > tolerance:
+        return -behind
+    return 0.0
+
+
+def warn_clock_ignored() -> None:
+    """`clock=` of `resolve_window` and `once_per`: deprecated, since the service decides."""
+    warnings.warn(
+        "`clock` is deprecated and ignored: the service resolves the window, early tolerance"
+        " included, by the database's clock",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of resolve_window / once_per
+    )
 
 
 def url_and_token(base_url: str | None, token: str | None) -> tuple[str, str | None]:

@@ -159,6 +159,9 @@ DECODERS: Mapping[str, Decoder] = {
     ProblemType.WINDOW_LEASE_MISMATCH.slug: lambda d, s, p, _: errors.WindowLeaseMismatch(
         d, lease=typed(p, "lease", str), status=s, problem=p
     ),
+    ProblemType.WINDOW_NOT_DUE.slug: lambda d, s, p, _: errors.WindowNotDue(
+        d, occurrence=moment(p, "occurrence"), now=moment(p, "now"), status=s, problem=p
+    ),
     ProblemType.STALE_GENERATION.slug: lambda d, s, p, _: errors.StaleGeneration(
         d, highest=typed(p, "highest", int), status=s, problem=p
     ),

@@ -25,6 +25,7 @@ TenureError                  anything the service refused, or could not be asked
 ├── WindowCompleted          409 `window-completed`: .completed_at; a late run should skip
 ├── WindowNotClaimed         409 `window-not-claimed`
 ├── WindowLeaseMismatch      409 `window-lease-mismatch`: .lease the window is bound to
+├── WindowNotDue             409 `window-not-due`: .occurrence still ahead of the service's .now
 ├── StaleGeneration          409 `stale-generation`: .highest the resource has accepted
 ├── FenceLeaseMismatch       409 `fence-lease-mismatch`: .lease that fences the resource
 └── UnknownGeneration        422 `unknown-generation`: .current_generation of the lease
@@ -69,6 +70,7 @@ __all__ = [
     "WindowCompleted",
     "WindowLeaseMismatch",
     "WindowNotClaimed",
+    "WindowNotDue",
     "WindowNotFound",
 ]
 
@@ -303,6 +305,25 @@ class WindowLeaseMismatch(TenureError):
     ) -> None:
         super().__init__(detail, status=status, problem=problem)
         self.lease = lease
+
+
+class WindowNotDue(TenureError):
+    """The window's `occurrence` is still ahead of the service's clock (`now`, the database's)
+    by more than its early tolerance: nothing may start it yet. A window named from a clock
+    that runs ahead; resolve it with `client.resolve_window` instead."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        occurrence: datetime,
+        now: datetime,
+        status: int | None = ProblemType.WINDOW_NOT_DUE.status,
+        problem: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail, status=status, problem=problem)
+        self.occurrence = occurrence
+        self.now = now
 
 
 class StaleGeneration(TenureError):

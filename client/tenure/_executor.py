@@ -6,6 +6,9 @@
 
 - Another holder holds the job's lease: skip (`held`), no error — it is running right now.
 - The window already completed: skip (`completed`) — an earlier or faster run did it.
+- The window's occurrence is still ahead of the service's clock (`WindowNotDue`, a registered
+  job's window named by a clock that runs ahead): skip (`not_due`), with a warning — the run
+  that is on time will do it.
 - `fn(ctx)` raises: the window stays claimed but not completed, the lease is released, and the
   error propagates; the next run resumes the window (`ctx.attempt` 2). Write `fn` so that
   repeating a part of it does no harm: `ctx.idempotency_key(...)` names each effect.
@@ -15,7 +18,7 @@
 `once_per` is the decorator form for schedulers: it has the service resolve the window at call
 time from the schedule — the occurrence the scheduler *meant* to run, by the database's clock, so
 a run that starts late still lands in its own window instead of making a new one, and a host
-whose clock is behind does not land in the one before.
+whose clock is behind does not land in the one before, nor one whose clock is ahead in the next.
 
 Here is what both flavors share (the context, the result, the offline `resolve_window`);
 `arun_once` is written once in `tenure/_async/executor.py`, `run_once` is generated from it
@@ -26,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeVar
@@ -50,7 +52,7 @@ __all__ = [
 _log = logging.getLogger("tenure")
 
 T = TypeVar("T")
-SkipReason = Literal["held", "completed"]
+SkipReason = Literal["held", "completed", "not_due"]
 
 
 class _Guard(Protocol):
@@ -120,8 +122,10 @@ class RunResult(Generic[T]):
     value: T | None = None
 
     @classmethod
-    def skip(cls, job: str, window: str, reason: SkipReason) -> RunResult[T]:
-        _log.info("job %r window %r skipped: %s", job, window, reason)
+    def skip(cls, job: str, window: str, reason: SkipReason, why: str = "") -> RunResult[T]:
+        # Held and completed are the normal lot of all but one replica; not_due is a mistake.
+        level = logging.WARNING if reason == "not_due" else logging.INFO
+        _log.log(level, "job %r window %r skipped: %s%s", job, window, reason, why and f" ({why})")
         return cls(job=job, window=window, ran=False, skipped=reason)
 
 
@@ -137,7 +141,6 @@ class Occurrences:
     lease: str | None
     wait: float
     early_tolerance: float
-    clock: Callable[[], datetime]
     register: JobSpec | None
 
 

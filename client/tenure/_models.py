@@ -40,6 +40,7 @@ __all__ = [
     "Overview",
     "Page",
     "Renewals",
+    "Resolution",
     "Verifications",
     "Window",
 ]
@@ -113,6 +114,26 @@ class Window:
             started_at=moment(data, "started_at"),
             completed_at=optional_moment(data, "completed_at"),
             status="running" if status == "running" else "completed",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """The window a schedule meant, as the service resolved it, and the service's clock (the
+    database's) when it answered."""
+
+    occurrence: datetime
+    window: str
+    next_occurrence: datetime
+    now: datetime
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Resolution:
+        return cls(
+            occurrence=moment(data, "occurrence"),
+            window=typed(data, "window", str),
+            next_occurrence=moment(data, "next_occurrence"),
+            now=moment(data, "now"),
         )
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 
 from tenure._async.client import AsyncTenure
 from tenure._async.executor import arun_scheduled
+from tenure._client import warn_clock_ignored
 from tenure._config import DEFAULT_EARLY_TOLERANCE, DEFAULT_TTL
 from tenure._executor import Occurrences, RunContext, RunResult
 from tenure._models import JobSpec
@@ -37,7 +38,7 @@ def once_per(
     lease: str | None = ...,
     wait: float = ...,
     early_tolerance: float = ...,
-    clock: Callable[[], datetime] = ...,
+    clock: Callable[[], datetime] | None = ...,
     register: bool | JobSpec = ...,
 ) -> Callable[[Callable[Concatenate[RunContext, Params], T]], Callable[Params, RunResult[T]]]: ...
 
@@ -54,7 +55,7 @@ def once_per(
     lease: str | None = ...,
     wait: float = ...,
     early_tolerance: float = ...,
-    clock: Callable[[], datetime] = ...,
+    clock: Callable[[], datetime] | None = ...,
     register: bool | JobSpec = ...,
 ) -> Callable[
     [Callable[Concatenate[RunContext, Params], Awaitable[T]]],
@@ -73,7 +74,7 @@ def once_per(
     lease: str | None = None,
     wait: float = 0.0,
     early_tolerance: float = DEFAULT_EARLY_TOLERANCE,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    clock: Callable[[], datetime] | None = None,
     register: bool | JobSpec = False,
 ) -> Any:
     """Decorate a job function so each call runs it once for the schedule's current occurrence.
@@ -86,8 +87,9 @@ def once_per(
 
     The window is resolved at call time by the service (`client.resolve_window`) from `cron`
     and `tz` (an IANA zone): the most recent occurrence at or before now by the database's
-    clock, or the next one if `clock` (this host's) says it is due within `early_tolerance`
-    seconds, for a scheduler that fires a hair early. With an `AsyncTenure` client the function
+    clock, or the next one if that is due within `early_tolerance` seconds, for a scheduler
+    that fires a hair early; this host's clock decides nothing (`clock` is deprecated and
+    ignored). With an `AsyncTenure` client the function
     must be a coroutine function and the decorated one is awaited. Extra call arguments reach
     `fn` after `ctx`. `register=True` registers the job on first use with this schedule
     (deadline: one hour); pass a `JobSpec` to choose its deadline and max runtime.
@@ -96,6 +98,8 @@ def once_per(
 
     schedule.check_cron(cron)
     schedule.check_timezone(tz)
+    if clock is not None:
+        warn_clock_ignored()
     spec = register if isinstance(register, JobSpec) else None
     if register is True:
         spec = JobSpec(schedule=cron, timezone=tz, key=key, lease=lease)
@@ -108,7 +112,6 @@ def once_per(
         lease=lease,
         wait=wait,
         early_tolerance=early_tolerance,
-        clock=clock,
         register=spec,
     )
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, Literal, Protocol, TypeVar
 from urllib.parse import quote
 
 from tenure._error_answers import error_from_response, json_object, refusal
 from tenure._errors import UnexpectedResponse
-from tenure._fields import moment, typed
 from tenure._models import (
     Fence,
     Job,
@@ -27,10 +25,11 @@ from tenure._models import (
     Overview,
     Page,
     Renewals,
+    Resolution,
     Verifications,
     Window,
 )
-from tenure.schedule import KeyFormat, window_key
+from tenure.schedule import KeyFormat
 
 __all__ = [
     "Granted",
@@ -226,30 +225,16 @@ def list_windows(job: str, limit: int | None, cursor: str | None) -> Request[Pag
 
 
 def resolve_window(
-    cron: str,
-    tz: str,
-    key: KeyFormat,
-    early_tolerance: float,
-    clock: Callable[[], datetime] | None = None,
-) -> Request[str]:
-    """The window key of the occurrence a scheduler firing now meant, by the service's clock.
+    cron: str, tz: str, key: KeyFormat, early_tolerance: float
+) -> Request[Resolution]:
+    """The window of the occurrence a scheduler firing now meant, by the service's clock.
 
-    No instant is sent: the service resolves at the database's `now()`, so a host whose clock
-    is behind cannot pick an older window. The database's time is not in the answer, so the
-    early tolerance is judged by `clock` (this host's): the next occurrence is taken when that
-    clock says it is due within `early_tolerance` seconds. The host's clock can thus only move
-    the window to the service's next occurrence, never before the service's own.
+    No instant is sent: the service resolves at the database's `now()` and applies the early
+    tolerance itself (an occurrence at most `early_tolerance` seconds ahead counts), so this
+    host's clock decides nothing. The answer carries that `now`, to compare this host's with.
     """
-
-    def decode(answer: Body) -> str:
-        following = moment(answer, "next_occurrence")
-        now = datetime.now(UTC) if clock is None else clock()
-        if now + timedelta(seconds=early_tolerance) >= following:
-            return window_key(following, key)
-        return typed(answer, "window", str)
-
-    body = {"cron": cron, "timezone": tz, "key": key}
-    return Request("POST", "/v1/windows/resolve", decode, body)
+    body = {"cron": cron, "timezone": tz, "key": key, "early_tolerance_seconds": early_tolerance}
+    return Request("POST", "/v1/windows/resolve", Resolution.from_json, body)
 
 
 def verify_fence(resource: str, lease: str, generation: int) -> Request[Fence]:

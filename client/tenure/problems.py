@@ -86,6 +86,7 @@ class ProblemType(Enum):
     WINDOW_NOT_CLAIMED = ("window-not-claimed", 409, "Window not claimed by this holding")
     WINDOW_LEASE_MISMATCH = ("window-lease-mismatch", 409, "Window is bound to another lease")
     GENERATION_EXHAUSTED = ("generation-exhausted", 409, "No generation is left to hand out")
+    WINDOW_NOT_DUE = ("window-not-due", 409, "Window's occurrence is not due yet")
 
     # Fences: answered by the service's fence checks and by the FencingMiddleware alike
     STALE_GENERATION = ("stale-generation", 409, "A higher generation has been seen")

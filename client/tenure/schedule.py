@@ -37,6 +37,7 @@ __all__ = [
     "resolve",
     "scheduled_occurrence",
     "window_key",
+    "window_occurrence",
 ]
 
 KeyFormat = Literal["occurrence", "date", "previous_day"]
@@ -126,6 +127,38 @@ def resolve(cron: str, tz: str, at: datetime, key: KeyFormat = "occurrence") -> 
     """The occurrence `at` belongs to and its window key."""
     occurrence = scheduled_occurrence(cron, tz, at)
     return Resolved(occurrence=occurrence, window=window_key(occurrence, key))
+
+
+def window_occurrence(cron: str, tz: str, window: str, key: KeyFormat) -> datetime | None:
+    """The earliest occurrence a window key of format `key` can stand for: the instant an
+    "occurrence" key names; the first occurrence on a "date" key's local date, or on the day
+    after a "previous_day" key's (the start of that day when none falls on it). None when
+    `window` is not a key of that format.
+
+    A window resolved at an instant never stands for an occurrence after it, so the service
+    can refuse to start a window whose occurrence is still ahead of its clock.
+    """
+    if key == "occurrence":
+        try:
+            named = datetime.fromisoformat(window)
+        except ValueError:
+            return None
+        return named if named.tzinfo is not None and named.utcoffset() is not None else None
+    try:
+        day = date.fromisoformat(window) + timedelta(days=1 if key == "previous_day" else 0)
+    except ValueError:
+        return None
+    except OverflowError:  # the day after 9999-12-31: later than any clock
+        return datetime.max.replace(tzinfo=UTC)
+    zone = _zone(tz)
+    # fold=0: a midnight in a spring-forward gap is the first instant after the gap.
+    start = datetime.combine(day, datetime.min.time(), tzinfo=zone)
+    try:
+        occurrence, following = _bracket(cron, tz, start)
+    except ValueError:  # no occurrence near the limits of datetime
+        return start
+    first = occurrence if occurrence.astimezone(UTC) == start.astimezone(UTC) else following
+    return first if first.date() == day else start
 
 
 def _zone(name: str) -> ZoneInfo:

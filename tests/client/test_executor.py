@@ -22,12 +22,7 @@ from tenure import (
     once_per,
     run_once,
 )
-from tests.client.conftest import SKEW, Processes, recent_daily_schedule
-
-
-def behind() -> datetime:
-    """This host's clock, running SKEW behind the database's."""
-    return datetime.now(UTC) - SKEW
+from tests.client.conftest import Processes, StartService, recent_daily_schedule
 
 
 def test_a_completed_window_is_skipped(client: Tenure) -> None:
@@ -114,47 +109,38 @@ async def test_arun_once_runs_skips_and_resumes(service_url: str) -> None:
         assert again.skipped == "completed"
 
 
-def test_once_per_counts_a_scheduler_firing_a_hair_early_for_its_occurrence(client: Tenure) -> None:
-    """A scheduler whose clock reached the occurrence a second before the database's did runs
-    that occurrence, not the one before (early_tolerance); called again, it skips it."""
+def test_once_per_counts_a_scheduler_firing_early_for_its_occurrence(
+    start_service: StartService,
+) -> None:
+    """A scheduler firing within `early_tolerance` before the occurrence (by the database's
+    clock, on a service allowing that much) runs that occurrence, not the one before; called
+    again, it skips it."""
     due = (datetime.now(UTC) + timedelta(minutes=2)).replace(second=0, microsecond=0)
+    service = start_service(max_early_tolerance_seconds=300)
+    with Tenure(service.url) as client:
 
-    @once_per(
-        "close-day",
-        cron=f"{due.minute} {due.hour} * * *",
-        tz="UTC",
-        key="date",
-        client=client,
-        clock=lambda: due - timedelta(seconds=1),
-    )
-    def close_day(ctx: RunContext, store: int) -> int:
-        return store
+        @once_per(
+            "close-day",
+            cron=f"{due.minute} {due.hour} * * *",
+            tz="UTC",
+            key="date",
+            client=client,
+            early_tolerance=180,
+        )
+        def close_day(ctx: RunContext, store: int) -> int:
+            return store
 
-    first: RunResult[int] = close_day(42)
-    assert (first.ran, first.window, first.value) == (True, due.date().isoformat(), 42)
-    again = close_day(7)
-    assert (again.ran, again.skipped, again.window) == (False, "completed", first.window)
-
-
-def test_once_per_resolves_the_window_by_the_database_clock(client: Tenure) -> None:
-    """On a host whose clock runs 5 minutes behind, the window is today's by the database's
-    clock: yesterday's, already completed, does not make today's run skip."""
-    cron, today, yesterday = recent_daily_schedule()
-    assert run_once(client, "close-day", yesterday, lambda ctx: None).ran
-
-    @once_per("close-day", cron=cron, tz="UTC", key="date", client=client, clock=behind)
-    def close_day(ctx: RunContext) -> str:
-        return ctx.window
-
-    result = close_day()
-    assert (result.ran, result.window, result.value) == (True, today, today)
+        first: RunResult[int] = close_day(42)
+        assert (first.ran, first.window, first.value) == (True, due.date().isoformat(), 42)
+        again = close_day(7)
+        assert (again.ran, again.skipped, again.window) == (False, "completed", first.window)
 
 
 async def test_once_per_with_an_async_client_resolves_by_the_database_clock(
     service_url: str,
 ) -> None:
     """With an AsyncTenure client the decorated coroutine function is awaited, and its window
-    is resolved by the service too."""
+    is the service's current one: yesterday's, already completed, does not make it skip."""
     cron, today, yesterday = recent_daily_schedule()
     async with AsyncTenure(service_url) as client:
 
@@ -163,7 +149,7 @@ async def test_once_per_with_an_async_client_resolves_by_the_database_clock(
 
         assert (await arun_once(client, "close-day", yesterday, work)).ran
 
-        @once_per("close-day", cron=cron, tz="UTC", key="date", client=client, clock=behind)
+        @once_per("close-day", cron=cron, tz="UTC", key="date", client=client)
         async def close_day(ctx: RunContext) -> str:
             return ctx.window
 

@@ -33,6 +33,7 @@ from tenure import (
     WindowCompleted,
     WindowLeaseMismatch,
     WindowNotClaimed,
+    WindowNotDue,
     WindowNotFound,
 )
 from tenure import _protocol as P
@@ -111,6 +112,13 @@ def test_lease_held_carries_holder_expiry_and_retry_after() -> None:
         ),
         ("window-not-claimed", 409, {}, WindowNotClaimed, {}),
         ("window-lease-mismatch", 409, {"lease": "other"}, WindowLeaseMismatch, {"lease": "other"}),
+        (
+            "window-not-due",
+            409,
+            {"occurrence": MOMENT, "now": MOMENT},
+            WindowNotDue,
+            {"occurrence": datetime.fromisoformat(MOMENT), "now": datetime.fromisoformat(MOMENT)},
+        ),
         ("stale-generation", 409, {"highest": 9}, StaleGeneration, {"highest": 9}),
         ("fence-lease-mismatch", 409, {"lease": "o"}, FenceLeaseMismatch, {"lease": "o"}),
         (
@@ -273,26 +281,27 @@ def test_requests_for_each_operation() -> None:
 
 
 def test_a_window_is_resolved_by_the_service_clock_with_the_early_tolerance() -> None:
-    """The request sends no instant (the database clock decides); the window is the service's
-    occurrence, or the next one when this host's clock says it is due within the tolerance. A
-    host clock running behind never picks an older window than the service's."""
+    """The request sends no instant and the early tolerance: the service applies it at the
+    database clock. The window is the one answered, whatever this host's clock says, and the
+    answer's `now` is the database's."""
     cron, tz = "5 0 * * *", "America/Sao_Paulo"
     request = P.resolve_window(cron, tz, "previous_day", 2.0)
     assert (request.method, request.path) == ("POST", "/v1/windows/resolve")
-    assert request.json == {"cron": cron, "timezone": tz, "key": "previous_day"}
+    assert request.json == {
+        "cron": cron,
+        "timezone": tz,
+        "key": "previous_day",
+        "early_tolerance_seconds": 2.0,
+    }
     answer = {
         "occurrence": "2026-09-26T00:05:00-03:00",
         "window": "2026-09-25",
         "next_occurrence": "2026-09-27T00:05:00-03:00",
+        "now": "2026-09-26T03:04:59Z",
     }
-
-    def window_at(now: datetime) -> str:
-        request = P.resolve_window(cron, tz, "previous_day", 2.0, lambda: now)
-        return P.decode_response(request, 200, {}, json.dumps(answer).encode())
-
-    assert window_at(datetime(2026, 9, 27, 3, 4, 58, 500000, tzinfo=UTC)) == "2026-09-26"
-    assert window_at(datetime(2026, 9, 27, 3, 4, 57, tzinfo=UTC)) == "2026-09-25"
-    assert window_at(datetime(2026, 9, 20, tzinfo=UTC)) == "2026-09-25"
+    resolution = P.decode_response(request, 200, {}, json.dumps(answer).encode())
+    assert resolution.window == "2026-09-25"
+    assert resolution.now == datetime(2026, 9, 26, 3, 4, 59, tzinfo=UTC)
 
 
 def test_a_batch_verify_decodes_each_refusal_as_its_single_answer() -> None:

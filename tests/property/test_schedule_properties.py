@@ -1,4 +1,5 @@
-"""Schedule arithmetic over random instants: every instant belongs to exactly one window."""
+"""Schedule arithmetic over random instants: every instant belongs to exactly one window, and a
+window never stands for an occurrence later than its own."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tenure.schedule import next_occurrence, scheduled_occurrence, window_key
+from tenure.schedule import (
+    KeyFormat,
+    next_occurrence,
+    scheduled_occurrence,
+    window_key,
+    window_occurrence,
+)
 
 ZONES = ["America/Sao_Paulo", "Europe/Berlin", "America/New_York", "UTC"]
 # Times inside the DST gaps and overlaps of those zones, plus schedules that ignore wall time.
@@ -85,3 +92,23 @@ def test_daily_schedule_has_exactly_one_window_per_business_day(
         occurrence = next_occurrence(cron, tz, occurrence)
     assert all(later - earlier == timedelta(days=1) for earlier, later in pairwise(days))
     assert previous_days == [day - timedelta(days=1) for day in days]
+
+
+@EXAMPLES
+@given(
+    cron=st.sampled_from(SCHEDULES + DAILY),
+    tz=st.sampled_from(ZONES),
+    now=instants,
+    key=st.sampled_from(["occurrence", "date", "previous_day"]),
+)
+def test_a_window_stands_for_no_occurrence_after_its_own(
+    cron: str, tz: str, now: datetime, key: KeyFormat
+) -> None:
+    """The occurrence a window key stands for is at or before the one it was made from (the
+    same one for occurrence keys and daily schedules): a resolved window is always due."""
+    occurrence = scheduled_occurrence(cron, tz, now)
+    stands_for = window_occurrence(cron, tz, window_key(occurrence, key), key)
+    assert stands_for is not None
+    assert stands_for.astimezone(UTC) <= occurrence.astimezone(UTC)
+    if key == "occurrence" or cron in DAILY:
+        assert stands_for.astimezone(UTC) == occurrence.astimezone(UTC)

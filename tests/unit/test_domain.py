@@ -24,11 +24,15 @@ from tenure_server.domain.names import (
     prefix_upper_bound,
 )
 from tenure_server.domain.windows import (
+    ANY_TIME,
     Holding,
     LeaseState,
+    NotDue,
+    Schedule,
     Window,
     claim_refusal,
     complete_outcome,
+    due,
 )
 
 T = datetime(2026, 9, 25, 3, 5, tzinfo=UTC)
@@ -36,7 +40,7 @@ GRANT = "100"
 LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, "p", GRANT, True, 30.0)
 WINDOW = Window("j", "w", "l", "a", 3, 1, T, None)
 MINE = Holding("l", "a", 3, "p")
-LIMITS = Limits(1, 3600, 60, 500, 100, 1000)
+LIMITS = Limits(1, 3600, 60, 500, 100, 1000, 30.0)
 HELD, GONE, FOREIGN = LeaseState(True), LeaseState(False), LeaseState(False, foreign=True)
 
 
@@ -110,6 +114,35 @@ def test_claim_refusal(window: Window | None, held: LeaseState, expected: type |
     """Completed first, then the lease binding, then the holding itself."""
     refusal = claim_refusal(MINE, window, held, "j", "w")
     assert refusal is None if expected is None else isinstance(refusal, expected)
+
+
+def test_a_window_not_due_is_refused_after_a_completed_one() -> None:
+    """Not due comes after completed (permanent) and before anything about the holding."""
+    not_due = NotDue(T, T, 30.0)
+    done = replace(WINDOW, completed_at=T)
+    assert isinstance(claim_refusal(MINE, done, HELD, "j", "w", not_due), errors.WindowCompleted)
+    for window, held in ((WINDOW, HELD), (None, GONE), (replace(WINDOW, lease="x"), FOREIGN)):
+        refusal = claim_refusal(MINE, window, held, "j", "w", not_due)
+        assert isinstance(refusal, errors.WindowNotDue)
+
+
+@pytest.mark.parametrize(
+    ("window", "key", "occurrence"),
+    [
+        ("2026-12-06", "date", datetime(2026, 12, 6, tzinfo=UTC)),
+        ("w", "date", None),
+        ("9999-12-31T23:59:59-23:59", "occurrence", datetime.max.replace(tzinfo=UTC)),
+        ("0001-01-01T00:00:00+23:59", "occurrence", datetime.min.replace(tzinfo=UTC)),
+    ],
+)
+def test_when_a_registered_jobs_window_is_due(
+    window: str, key: str, occurrence: datetime | None
+) -> None:
+    """A registered job's window is due at its occurrence in UTC (clamped to what datetime
+    holds), or at any time when its key is not one of the job's; an unregistered job's always."""
+    registered = Schedule("0 0 * * *", "UTC", "date" if key == "date" else "occurrence")
+    assert due(registered, window, 30.0).occurrence == occurrence
+    assert due(None, window, 30.0) == ANY_TIME
 
 
 @pytest.mark.parametrize(
@@ -186,6 +219,14 @@ def test_ttls_outside_the_bounds_are_refused(ttl: float) -> None:
     with pytest.raises(errors.InvalidInput):
         LIMITS.ttl(ttl)
     assert LIMITS.ttl(1) == 1
+
+
+@pytest.mark.parametrize("seconds", [-1, 30.001, float("nan"), float("inf")])
+def test_early_tolerances_outside_the_bound_are_refused(seconds: float) -> None:
+    """An early tolerance is between 0 and the configured maximum."""
+    with pytest.raises(errors.InvalidInput, match="early_tolerance_seconds"):
+        LIMITS.early_tolerance(seconds)
+    assert LIMITS.early_tolerance(30) == 30
 
 
 def test_dot_window_keys_are_refused() -> None:

@@ -46,6 +46,12 @@ def test_problem_types_are_unique() -> None:
         (errors.StaleGeneration("r", 2, 5), {"highest": 5}),
         (errors.UnknownGeneration("l", 9, 2), {"current_generation": 2}),
         (errors.WindowLeaseMismatch("j", "w", "other"), {"lease": "other"}),
+        (
+            errors.WindowNotDue(
+                "j", "w", datetime(2026, 12, 6, tzinfo=UTC), datetime(2026, 12, 5, tzinfo=UTC), 30
+            ),
+            {"occurrence": "2026-12-06T00:00:00+00:00", "now": "2026-12-05T00:00:00+00:00"},
+        ),
         (errors.InvalidInput("limit", "bad"), {"errors": [{"field": "limit", "message": "bad"}]}),
     ],
 )

@@ -20,6 +20,7 @@ from tenure.schedule import (
     resolve,
     scheduled_occurrence,
     window_key,
+    window_occurrence,
 )
 from tests.unit.test_schedule import WINDOW_KEY, at
 
@@ -55,6 +56,52 @@ def test_window_key_formats(key: KeyFormat, window: str) -> None:
 def test_every_window_key_is_a_valid_key(cron: str, tz: str, instant: str, key: KeyFormat) -> None:
     """Keys of every format match the service's window-key pattern."""
     assert WINDOW_KEY.fullmatch(resolve(cron, tz, at(instant), key).window)
+
+
+@pytest.mark.parametrize(
+    ("cron", "tz", "window", "key", "occurrence"),
+    [
+        (
+            "5 0 * * *",
+            "America/Sao_Paulo",
+            "2026-09-25",
+            "previous_day",
+            "2026-09-26T00:05:00-03:00",
+        ),
+        ("5 0 * * *", "America/Sao_Paulo", "2026-09-25", "date", "2026-09-25T00:05:00-03:00"),
+        ("0 * * * *", "UTC", "2026-12-06", "date", "2026-12-06T00:00:00+00:00"),
+        ("30 23 * * *", "UTC", "2026-12-06", "date", "2026-12-06T23:30:00+00:00"),
+        # The midnight of a spring-forward gap: the first instant after it.
+        ("0 0 * * *", "America/Sao_Paulo", "2018-11-04", "date", "2018-11-04T01:00:00-02:00"),
+        # No occurrence that day (Mondays only): the day's start.
+        ("0 9 * * 1", "UTC", "2026-12-06", "date", "2026-12-06T00:00:00+00:00"),
+        (
+            "0 * * * *",
+            "UTC",
+            "2026-12-06T05:00:00+01:00",
+            "occurrence",
+            "2026-12-06T05:00:00+01:00",
+        ),
+        ("0 0 * * *", "UTC", "9999-12-31", "previous_day", "9999-12-31T23:59:59.999999+00:00"),
+    ],
+)
+def test_a_window_key_stands_for_its_first_occurrence(
+    cron: str, tz: str, window: str, key: KeyFormat, occurrence: str
+) -> None:
+    """A date key stands for its date's first occurrence, previous_day's for the next day's,
+    an occurrence key for the instant it names."""
+    found = window_occurrence(cron, tz, window, key)
+    assert found is not None
+    assert found.isoformat() == occurrence
+
+
+@pytest.mark.parametrize(
+    ("window", "key"),
+    [("w", "date"), ("2026-12-06", "occurrence"), ("2026-12-06T05:00:00", "occurrence")],
+)
+def test_a_window_of_another_format_stands_for_no_occurrence(window: str, key: KeyFormat) -> None:
+    """A key not of the format (or a naive instant) stands for no occurrence: None."""
+    assert window_occurrence("0 * * * *", "UTC", window, key) is None
 
 
 def test_unknown_key_format_is_rejected() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from tenure._config import DEFAULT_TTL
-from tenure._errors import LeaseHeld, WindowCompleted
+from tenure._errors import LeaseHeld, WindowCompleted, WindowNotDue
 from tenure._executor import Occurrences, RunContext, RunResult, with_lease
 from tenure._models import JobSpec
 from tenure._tracing import run_span
@@ -58,6 +58,8 @@ async def arun_once(
             claimed = await client.claim_window(job, window, handle)
         except WindowCompleted:
             return RunResult.skip(job, window, "completed")
+        except WindowNotDue as not_due:
+            return RunResult.skip(job, window, "not_due", not_due.detail)
         value = await fn(RunContext(job, window, claimed.attempt, handle))
         handle.check()
         await client.complete_window(job, window, handle)
@@ -80,7 +82,6 @@ def arun_scheduled(
             occurrences.tz,
             occurrences.key,
             early_tolerance=occurrences.early_tolerance,
-            clock=occurrences.clock,
         )
         return await arun_once(
             client,

@@ -14,14 +14,20 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
 
 from tenure import _protocol as P
-from tenure._client import ClientBase, holdings, transport_error, url_and_token
+from tenure._client import (
+    ClientBase,
+    holdings,
+    transport_error,
+    url_and_token,
+    warn_clock_ignored,
+)
 from tenure._concurrency import sleep
 from tenure._config import DEFAULT_EARLY_TOLERANCE, DEFAULT_MAX_WAIT_PER_REQUEST, DEFAULT_TIMEOUT
 from tenure._errors import LeaseHeld, TenureError
@@ -248,10 +254,17 @@ class Tenure(ClientBase):
         clock: Callable[[], datetime] | None = None,
     ) -> str:
         """The window key of the occurrence of `cron` in zone `tz` a scheduler firing now meant,
-        by the service's (the database's) clock, so that a host whose clock is behind does not
-        pick an earlier one. `clock` (this host's) only decides the early tolerance: a call at
-        most `early_tolerance` seconds before the next occurrence counts for it."""
-        return self._call(P.resolve_window(cron, tz, key, early_tolerance, clock))
+        by the service's (the database's) clock: its latest occurrence, or the next one when
+        that is due within `early_tolerance` seconds (at most the service's
+        TENURE_MAX_EARLY_TOLERANCE_SECONDS). This host's clock decides nothing; when it is off
+        the service's by more than `early_tolerance`, the client logs a warning, once.
+        `clock` is deprecated and ignored."""
+        if clock is not None:
+            warn_clock_ignored()
+        sent = datetime.now(UTC)
+        resolution = self._call(P.resolve_window(cron, tz, key, early_tolerance))
+        self._compare_clocks(sent, datetime.now(UTC), resolution.now, early_tolerance)
+        return resolution.window
 
     def list_windows(
         self, job: str, *, limit: int | None = None, cursor: str | None = None

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from tenure._config import DEFAULT_TTL
-from tenure._errors import LeaseHeld, WindowCompleted
+from tenure._errors import LeaseHeld, WindowCompleted, WindowNotDue
 from tenure._executor import Occurrences, RunContext, RunResult, with_lease
 from tenure._models import JobSpec
 from tenure._tracing import run_span
@@ -59,6 +59,8 @@ def run_once(
             claimed = client.claim_window(job, window, handle)
         except WindowCompleted:
             return RunResult.skip(job, window, "completed")
+        except WindowNotDue as not_due:
+            return RunResult.skip(job, window, "not_due", not_due.detail)
         value = fn(RunContext(job, window, claimed.attempt, handle))
         handle.check()
         client.complete_window(job, window, handle)
@@ -81,7 +83,6 @@ def run_scheduled(
             occurrences.tz,
             occurrences.key,
             early_tolerance=occurrences.early_tolerance,
-            clock=occurrences.clock,
         )
         return run_once(
             client,

@@ -81,6 +81,10 @@ PROBLEMS: Mapping[type[e.TenureError], ErrorProblem] = {
     e.WindowLeaseMismatch: ErrorProblem(
         ProblemType.WINDOW_LEASE_MISMATCH, lambda x: {"lease": x.lease}
     ),
+    e.WindowNotDue: ErrorProblem(
+        ProblemType.WINDOW_NOT_DUE,
+        lambda x: {"occurrence": _iso(x.occurrence), "now": _iso(x.now)},
+    ),
     e.StaleGeneration: ErrorProblem(ProblemType.STALE_GENERATION, lambda x: {"highest": x.highest}),
     e.FenceLeaseMismatch: ErrorProblem(
         ProblemType.FENCE_LEASE_MISMATCH, lambda x: {"lease": x.lease}

@@ -140,14 +140,27 @@ class ResolveRequest(_Body):
         default="occurrence",
         description="occurrence (ISO 8601 with offset), date, or previous_day (business date - 1).",
     )
+    early_tolerance_seconds: float = Field(
+        default=0,
+        ge=0,
+        description="An occurrence at most this many seconds after `at` (or now) counts as"
+        " meant: a scheduler firing a hair early runs the occurrence it was about to run. At"
+        " most TENURE_MAX_EARLY_TOLERANCE_SECONDS.",
+    )
 
     model_config = ConfigDict(extra="forbid", strict=False)
 
 
 class Resolution(BaseModel):
-    occurrence: datetime = Field(description="The latest instant the schedule meant to fire.")
+    occurrence: datetime = Field(
+        description="The latest instant the schedule meant to fire, at or before `at` (or now)"
+        " plus the early tolerance."
+    )
     window: str = Field(description="The window key of that occurrence.")
-    next_occurrence: datetime
+    next_occurrence: datetime = Field(description="The occurrence after it.")
+    now: datetime = Field(
+        description="The database clock when this was answered: compare a host's clock with it."
+    )
 
 
 class LeaseOut(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -85,9 +86,12 @@ async def list_windows(
 
 
 @resolver.post("/resolve", responses=problem_responses(401, 403))
-async def resolve(body: ResolveRequest, caller: CallerDep, repository: RepositoryDep) -> Resolution:
-    """The occurrence a schedule meant to run at (or before) `at`, and its window key: the same
-    arithmetic as the Python SDK, for clients in any language."""
+async def resolve(
+    body: ResolveRequest, caller: CallerDep, repository: RepositoryDep, limits: LimitsDep
+) -> Resolution:
+    """The occurrence a schedule meant to run at (or before) `at`, by default now by the
+    database clock, and its window key: the same arithmetic as the Python SDK, for clients in
+    any language. An occurrence at most `early_tolerance_seconds` after that instant counts."""
     caller.require("reader", "resolve windows")
     try:
         check_cron(body.cron)
@@ -97,14 +101,18 @@ async def resolve(body: ResolveRequest, caller: CallerDep, repository: Repositor
         check_timezone(body.timezone)
     except ValueError as error:
         raise InvalidInput("timezone", str(error)) from None
-    at = body.at or await repository.database_now()
+    tolerance = limits.early_tolerance(body.early_tolerance_seconds)
+    now = await repository.database_now()
+    at = body.at or now
     try:
-        resolved = schedule.resolve(body.cron, body.timezone, at, body.key)
-        following = schedule.next_occurrence(body.cron, body.timezone, at)
+        # In UTC: adding to a local wall clock would be off by an hour across a DST change.
+        meant = at.astimezone(UTC) + timedelta(seconds=tolerance)
+        resolved = schedule.resolve(body.cron, body.timezone, meant, body.key)
+        following = schedule.next_occurrence(body.cron, body.timezone, meant)
     # Near the limits of datetime (years 1 and 9999), or a schedule that never fires around
     # `at`; the SDK lets OverflowError escape for the day before 0001-01-01.
     except (ValueError, OverflowError) as error:
         raise InvalidInput("at", f"no occurrence at {at.isoformat()}: {error}") from None
     return Resolution(
-        occurrence=resolved.occurrence, window=resolved.window, next_occurrence=following
+        occurrence=resolved.occurrence, window=resolved.window, next_occurrence=following, now=now
     )

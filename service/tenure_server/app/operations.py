@@ -9,6 +9,7 @@ from tenure_server.app.lock_waits import LockWaits
 from tenure_server.app.ports import Releases, Store
 from tenure_server.app.windows import Windows
 from tenure_server.domain.events import EventSink, NoSink
+from tenure_server.domain.limits import DEFAULT_MAX_EARLY_TOLERANCE
 
 
 class Operations(Leases, Windows, Fences):
@@ -19,9 +20,10 @@ class Operations(Leases, Windows, Fences):
         sink: EventSink | None = None,
         coalescing: Coalescing = NO_COALESCING,
         lock_waits: LockWaits | None = None,
+        early_tolerance: float = DEFAULT_MAX_EARLY_TOLERANCE,
     ) -> None:
         # Every transition, refusal and fence decision is reported here (logs and metrics).
         events = sink or NoSink()
         Leases.__init__(self, store, notifications, events, coalescing, lock_waits)
-        Windows.__init__(self, store, events)
+        Windows.__init__(self, store, events, early_tolerance)
         Fences.__init__(self, store, events, coalescing)

@@ -6,22 +6,34 @@ from tenure_server.app.decisions import DECISION_ATTEMPTS, still_moving
 from tenure_server.app.ports import WindowStore
 from tenure_server.domain.events import EventSink, window_event
 from tenure_server.domain.names import decode_cursor, page
-from tenure_server.domain.windows import Holding, Window, claim_refusal, complete_outcome
+from tenure_server.domain.windows import (
+    Holding,
+    Window,
+    claim_refusal,
+    complete_outcome,
+    due,
+)
 
 
 class Windows:
-    def __init__(self, store: WindowStore, sink: EventSink) -> None:
+    def __init__(self, store: WindowStore, sink: EventSink, early_tolerance: float) -> None:
         self._window_store = store
         self._sink = sink
+        # How long before its occurrence a registered job's window may be claimed.
+        self._early_tolerance = early_tolerance
 
     async def claim(self, job: str, key: str, holding: Holding) -> Window:
+        registered = await self._window_store.window_schedule(job)
+        when = due(registered, key, self._early_tolerance)
         for _ in range(DECISION_ATTEMPTS):
-            window = await self._window_store.claim_window(job, key, holding)
+            window = await self._window_store.claim_window(job, key, holding, when)
             if window is not None:
                 self._sink.record(window_event("claimed", window))
                 return window
-            current, lease = await self._window_store.explain_window(job, key, holding)
-            refusal = claim_refusal(holding, current, lease, job, key)
+            current, lease, not_due = await self._window_store.explain_window(
+                job, key, holding, when
+            )
+            refusal = claim_refusal(holding, current, lease, job, key, not_due)
             if refusal is not None:
                 raise refusal
         raise still_moving("claim")
@@ -32,7 +44,7 @@ class Windows:
             if window is not None:
                 self._sink.record(window_event("completed", window))
                 return window
-            current, lease = await self._window_store.explain_window(job, key, holding)
+            current, lease, _ = await self._window_store.explain_window(job, key, holding)
             outcome = complete_outcome(holding, current, lease, job, key)
             if isinstance(outcome, Window):
                 return outcome

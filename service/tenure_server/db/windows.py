@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from tenure_server.db.connections import Connections, Record
 from tenure_server.db.sql import load
-from tenure_server.domain.windows import Holding, LeaseState, Window
+from tenure_server.domain.windows import (
+    ANY_TIME,
+    Due,
+    Holding,
+    LeaseState,
+    NotDue,
+    Schedule,
+    Window,
+)
 
 QUERIES = load("windows.sql")
 
 
 class Windows(Connections):
-    async def claim_window(self, job: str, window: str, holding: Holding) -> Window | None:
-        row = await self._fetchrow(QUERIES["claim_window"], job, window, *_holding(holding))
+    async def window_schedule(self, job: str) -> Schedule | None:
+        row = await self._fetchrow(QUERIES["window_schedule"], job)
+        if row is None:
+            return None
+        return Schedule(row["schedule"], row["timezone"], row["key_format"])
+
+    async def claim_window(
+        self, job: str, window: str, holding: Holding, due: Due
+    ) -> Window | None:
+        row = await self._fetchrow(
+            QUERIES["claim_window"], job, window, *_holding(holding), *_due(due)
+        )
         return _window(row)
 
     async def complete_window(self, job: str, window: str, holding: Holding) -> Window | None:
@@ -19,13 +39,19 @@ class Windows(Connections):
         return _window(row)
 
     async def explain_window(
-        self, job: str, window: str, holding: Holding
-    ) -> tuple[Window | None, LeaseState]:
-        """The window as it is, and what became of the holding named."""
-        row = await self._fetchrow(QUERIES["explain_window"], job, window, *_holding(holding))
+        self, job: str, window: str, holding: Holding, due: Due = ANY_TIME
+    ) -> tuple[Window | None, LeaseState, NotDue | None]:
+        """The window as it is, what became of the holding named, and whether the window was
+        not due yet."""
+        row = await self._fetchrow(
+            QUERIES["explain_window"], job, window, *_holding(holding), *_due(due)
+        )
         assert row is not None  # the query always yields one row (LEFT JOIN on a constant)
         state = LeaseState(held=bool(row["lease_held"]), foreign=bool(row["lease_foreign"]))
-        return (_window(row) if row["job"] is not None else None), state
+        not_due = None
+        if not row["due"] and due.occurrence is not None:
+            not_due = NotDue(due.occurrence, row["now"], due.tolerance)
+        return (_window(row) if row["job"] is not None else None), state, not_due
 
     async def get_window(self, job: str, window: str) -> Window | None:
         return _window(await self._fetchrow(QUERIES["get_window"], job, window))
@@ -37,6 +63,10 @@ class Windows(Connections):
 
 def _holding(holding: Holding) -> tuple[str, str, int, str | None]:
     return holding.lease, holding.holder, holding.generation, holding.principal
+
+
+def _due(due: Due) -> tuple[datetime | None, float]:
+    return due.occurrence, due.tolerance
 
 
 def window_of(row: Record) -> Window:

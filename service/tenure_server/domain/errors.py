@@ -16,6 +16,7 @@ TenureError
 ├── WindowCompleted         the occurrence already ran to completion
 ├── WindowNotClaimed        completing a window this holding did not claim
 ├── WindowLeaseMismatch     the window is bound to another lease
+├── WindowNotDue            the window's occurrence is still ahead of the database clock
 ├── StaleGeneration         a fence has seen a higher generation
 ├── FenceLeaseMismatch      the resource is fenced by another lease
 ├── UnknownGeneration       a generation the lease never handed out
@@ -145,6 +146,20 @@ class WindowLeaseMismatch(TenureError):
     def __init__(self, job: str, window: str, lease: str) -> None:
         super().__init__(f"window {window!r} of job {job!r} is bound to lease {lease!r}")
         self.lease = lease
+
+
+class WindowNotDue(TenureError):
+    def __init__(
+        self, job: str, window: str, occurrence: datetime, now: datetime, tolerance: float
+    ) -> None:
+        ahead = (occurrence - now).total_seconds()
+        super().__init__(
+            f"window {window!r} of job {job!r} is not due: its occurrence"
+            f" {occurrence.isoformat()} is {ahead:.0f} s after the database clock"
+            f" ({now.isoformat()}), more than the early tolerance of {tolerance:g} s"
+        )
+        self.occurrence = occurrence
+        self.now = now
 
 
 class StaleGeneration(TenureError):

@@ -8,6 +8,10 @@ from dataclasses import dataclass
 
 from tenure_server.domain.errors import InvalidInput
 
+# Seconds before its occurrence a window may be resolved or claimed, by the database clock: a
+# scheduler firing a hair early still runs the occurrence it was about to run.
+DEFAULT_MAX_EARLY_TOLERANCE = 30.0
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -17,6 +21,7 @@ class Limits:
     max_page_size: int
     default_page_size: int
     max_batch_size: int
+    max_early_tolerance_seconds: float = DEFAULT_MAX_EARLY_TOLERANCE
 
     def ttl(self, ttl_seconds: float) -> float:
         """A TTL within bounds: no lease may be eternal, none so short it flaps."""
@@ -35,6 +40,16 @@ class Limits:
                 "wait_seconds", f"must be between 0 and {self.max_wait_seconds:g} seconds"
             )
         return wait_seconds
+
+    def early_tolerance(self, seconds: float) -> float:
+        """An early tolerance within bounds: a longer one would let a window be resolved that
+        the claim of a registered job refuses."""
+        if not math.isfinite(seconds) or not (0 <= seconds <= self.max_early_tolerance_seconds):
+            raise InvalidInput(
+                "early_tolerance_seconds",
+                f"must be between 0 and {self.max_early_tolerance_seconds:g} seconds",
+            )
+        return seconds
 
     def batch(self, names: Sequence[str], field: str = "leases", item: str = "lease") -> None:
         """A batch (of leases, or of resources to verify): within the size bound, each `item`

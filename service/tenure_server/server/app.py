@@ -156,7 +156,12 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
             coalescing = Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements)
             lock_waits = LockWaits(settings.lock_waits, settings.lock_wait_patience_seconds)
             operations = Operations(
-                repository, notifications, app.state.sink, coalescing, lock_waits
+                repository,
+                notifications,
+                app.state.sink,
+                coalescing,
+                lock_waits,
+                settings.max_early_tolerance_seconds,
             )
             app.state.operations = operations
             app.state.limits = settings.limits

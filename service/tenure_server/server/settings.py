@@ -10,7 +10,7 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tenure_server.app.lock_waits import DEFAULT_LOCK_WAITS
-from tenure_server.domain.limits import Limits
+from tenure_server.domain.limits import DEFAULT_MAX_EARLY_TOLERANCE, Limits
 
 
 def _loopback(host: str) -> bool:
@@ -53,6 +53,13 @@ class Settings(BaseSettings):
     min_ttl_seconds: float = Field(default=1.0, gt=0)
     max_ttl_seconds: float = Field(default=3600.0, gt=0)
     max_wait_seconds: float = Field(default=60.0, ge=0)
+    max_early_tolerance_seconds: float = Field(
+        default=DEFAULT_MAX_EARLY_TOLERANCE,
+        ge=0,
+        le=3600,
+        description="Most seconds before its occurrence a window may be resolved "
+        "(early_tolerance_seconds) or a registered job's window claimed, by the database clock.",
+    )
     max_page_size: int = Field(default=500, ge=1)
     default_page_size: int = Field(default=100, ge=1)
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
@@ -222,4 +229,5 @@ class Settings(BaseSettings):
             max_page_size=self.max_page_size,
             default_page_size=self.default_page_size,
             max_batch_size=self.max_batch_size,
+            max_early_tolerance_seconds=self.max_early_tolerance_seconds,
         )

@@ -1,19 +1,31 @@
 -- The statements of job windows (tenure_server/db/windows.py). Each runs alone, as an autocommit
 -- transaction at READ COMMITTED (the pool pins that level).
 
+-- name: window_schedule
+-- $1 job. A plain read: the schedule of the job registered under that name, if any, by which
+-- claim_window judges whether a window is due. A PUT of the job racing a claim leaves the claim
+-- judged by the schedule in force just before it.
+SELECT schedule, timezone, key_format
+  FROM jobs
+ WHERE name = $1 AND deleted_at IS NULL;
+
 -- name: claim_window
--- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal,
+-- $7 the occurrence the window stands for (NULL: due at any time), $8 the early tolerance (s).
 -- The lease check and the window write are one statement and one transaction: FOR SHARE holds
 -- the lease row until commit, and every acquire, renew or release of it needs a conflicting lock,
 -- so the holding cannot change between check and write. clock_timestamp(), not now(): the lock
 -- may have been waited for. A completed window, one bound to another lease, or one claimed by a
--- higher generation is left alone (ON CONFLICT re-checks the latest row).
+-- higher generation is left alone (ON CONFLICT re-checks the latest row). A window whose
+-- occurrence is more than the tolerance ahead of the database clock is not claimed: a caller
+-- whose own clock runs ahead cannot start tomorrow's window today.
 -- The job event is written by the same statement, only when the claim went through.
 WITH holding AS (
     SELECT 1
       FROM leases
      WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
        AND principal IS NOT DISTINCT FROM $6
+       AND ($7::timestamptz IS NULL OR $7 <= now() + make_interval(secs => $8))
        FOR SHARE
 ), claimed AS (
 INSERT INTO job_windows AS w (job, window_key, lease, holder, generation, attempts, started_at)
@@ -60,11 +72,14 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
   FROM completed;
 
 -- name: explain_window
--- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal.
+-- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal, $7 and $8 as for
+-- claim_window (NULL and 0 after a completion).
 -- A read taken after a claim or completion wrote nothing, to say why. It decides nothing.
--- lease_principal is the principal bound to the holding named, if that holding exists.
+-- lease_principal is the principal bound to the holding named, if that holding exists; due is
+-- claim_window's test of the occurrence, and now the clock it was made by.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
-       w.completed_at,
+       w.completed_at, now() AS now,
+       ($7::timestamptz IS NULL OR $7 <= now() + make_interval(secs => $8)) AS due,
        EXISTS (SELECT 1 FROM leases
                 WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > now()
                   AND principal IS NOT DISTINCT FROM $6)
