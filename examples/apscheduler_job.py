@@ -11,6 +11,9 @@ scheduler fires late — a restart, a slow clock — computes the same window (t
 meant to close) and finds it completed. A run that fails leaves the window open: the next call,
 on any replica, resumes it as attempt 2, and the idempotency key makes each store's write happen
 once across attempts.
+
+Its job is `close-day-apscheduler`, a name of its own: the README's curl cycle and the other
+examples close their days under other names, so trying them first does not make this one skip.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from tenure import RunContext, RunResult, Tenure, once_per
 CRON = "5 0 * * *"
 TIME_ZONE = "America/Sao_Paulo"
 STORES = [17, 42, 99]
+JOB = "close-day-apscheduler"
 
 client = Tenure.from_env()  # TENURE_URL, TENURE_TOKEN
 
@@ -35,7 +39,7 @@ def post_commission(store: int, day: str, idempotency_key: str, headers: dict[st
     print(f"close {day} for store {store}: Idempotency-Key={idempotency_key} {headers}")
 
 
-@once_per("close-day", cron=CRON, tz=TIME_ZONE, key="previous_day", client=client, ttl=90)
+@once_per(JOB, cron=CRON, tz=TIME_ZONE, key="previous_day", client=client, ttl=90)
 def close_day(ctx: RunContext) -> int:
     """ctx.window is the day being closed (key="previous_day": the day before the 00:05 run)."""
     for store in STORES:
@@ -43,8 +47,9 @@ def close_day(ctx: RunContext) -> int:
         post_commission(
             store,
             ctx.window,
-            idempotency_key=ctx.idempotency_key("store", store),  # close-day/2026-09-24/store/42
-            headers=ctx.fencing_headers(),  # Fencing-Token: close-day/<generation>
+            # close-day-apscheduler/2026-09-24/store/42, and Fencing-Token: <JOB>/<generation>
+            idempotency_key=ctx.idempotency_key("store", store),
+            headers=ctx.fencing_headers(),
         )
     return len(STORES)
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 from tenure import AsyncTenure, RunContext, next_occurrence, once_per
 
+JOB = "minutely-export"
 CRON = "* * * * *"
 TIME_ZONE = "UTC"
 
@@ -25,7 +26,7 @@ TIME_ZONE = "UTC"
 async def main() -> None:
     async with AsyncTenure.from_env() as client:  # TENURE_URL, TENURE_TOKEN
 
-        @once_per("minutely-export", cron=CRON, tz=TIME_ZONE, client=client, ttl=30)
+        @once_per(JOB, cron=CRON, tz=TIME_ZONE, client=client, ttl=30)
         async def export(ctx: RunContext) -> int:
             rows = 0
             for batch in range(5):

@@ -17,6 +17,10 @@ The window is resolved by the service when the worker starts the task, as the mo
 occurrence of the schedule by the database's clock (a worker whose clock is off cannot pick the
 wrong day). If your queue can lag behind by more than the schedule's period, resolve it where the
 task is sent and pass it as an argument instead.
+
+The task is named `close-day`; the job it runs in Tenure is `close-day-celery`, a name of its
+own: the README's curl cycle and the other examples close their days under other names, so
+trying them first does not make this one skip.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from tenure import RunContext, Tenure, run_once
 CRON = "5 0 * * *"
 TIME_ZONE = "America/Sao_Paulo"
 STORES = [17, 42, 99]
+JOB = "close-day-celery"
 
 STATE = Path(tempfile.gettempdir()) / "tenure-celery-example"
 (STATE / "control").mkdir(parents=True, exist_ok=True)
@@ -70,7 +75,7 @@ def client() -> Tenure:
 def close_stores(ctx: RunContext) -> int:
     for store in STORES:
         ctx.check()  # stop between stores if the lease was lost
-        key = ctx.idempotency_key("store", store)  # close-day/2026-09-24/store/42
+        key = ctx.idempotency_key("store", store)  # close-day-celery/2026-09-24/store/42
         print(f"close {ctx.window} store {store} key={key} {ctx.fencing_headers()}")
     return len(STORES)
 
@@ -78,5 +83,5 @@ def close_stores(ctx: RunContext) -> int:
 @app.task(name="close-day")
 def close_day() -> dict[str, Any]:
     window = client().resolve_window(CRON, TIME_ZONE, "previous_day")
-    result = run_once(client(), "close-day", window, close_stores, ttl=90)
+    result = run_once(client(), JOB, window, close_stores, ttl=90)
     return {"window": window, "ran": result.ran, "skipped": result.skipped, "stores": result.value}

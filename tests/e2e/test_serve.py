@@ -8,6 +8,7 @@ import re
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -27,32 +28,39 @@ def readme_curl_cycle() -> str:
     return match.group(1)
 
 
-def test_the_readme_curl_cycle_works_as_printed_on_an_embedded_database() -> None:
-    """`tenure serve` with no database URL starts an embedded PostgreSQL, and the README's
-    acquire → claim → verify → complete → release cycle answers as the README says."""
+def pasted(script: str) -> tuple[list[dict[str, Any]], str]:
+    """Run the block as a terminal would (no `set -e`): the answers it printed, one JSON object
+    a line, and what it wrote to stderr."""
+    done = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()], done.stderr
+
+
+def test_the_readme_curl_cycle_works_as_printed_and_pasted_twice() -> None:
+    """`tenure serve` with no database URL starts an embedded PostgreSQL; the README's acquire →
+    claim → verify → complete → release cycle answers as the README says, and pasted again it
+    takes generation 2, is refused the completed window, skips the work and still releases."""
     script = readme_curl_cycle()
+    assert "T=http://127.0.0.1:8080\n" in script
     with tenure_service() as service:
         url = service.url
         script = script.replace("T=http://127.0.0.1:8080", f"T={url}")
-        output = subprocess.run(
-            [
-                "bash",
-                "-euo",
-                "pipefail",
-                "-c",
-                script.replace("curl -s", "curl -sS --fail-with-body -w '\\n'"),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout
-        answers = [json.loads(line) for line in output.splitlines() if line.strip()]
-        assert [answers[0]["generation"], answers[0]["held"]] == [1, True]
-        assert answers[1]["status"] == "running"
-        assert answers[2]["highest"] == 1
-        assert answers[3]["status"] == "completed"
-        assert answers[4]["held"] is False
+        first, errors = pasted(script)
+        assert errors == ""
+        assert [first[0]["generation"], first[0]["held"]] == [1, True]
+        assert (first[1]["status"], first[2]["highest"], first[3]["status"]) == (
+            "running",
+            1,
+            "completed",
+        )
+        assert [first[4]["generation"], first[4]["held"], len(first)] == [1, False, 5]
+        second, errors = pasted(script)
+        assert errors.startswith("curl: (22)")  # the claim's refusal, shown
+        assert [second[0]["generation"], second[0]["held"]] == [2, True]
+        assert second[1]["type"] == "/problems/window-completed"
+        assert [second[2]["generation"], second[2]["held"], len(second)] == [2, False, 3]
+        assert httpx.get(f"{url}/v1/leases/close-day", timeout=5).json()["held"] is False
         docs = httpx.get(f"{url}/docs", timeout=5)
         assert docs.status_code == 200
 

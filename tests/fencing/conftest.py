@@ -15,6 +15,7 @@ import pytest
 from tenure_server.server.settings import Settings
 from tests import postgres
 from tests.client.conftest import LiveService, Processes
+from tests.support.processes import tenure_service
 
 HERE = Path(__file__).parent
 WORKER = HERE / "worker.py"
@@ -28,6 +29,13 @@ def service(database_url: str) -> Iterator[LiveService]:
     live.start()
     yield live
     live.stop()
+
+
+@pytest.fixture
+def tenure_url(database_url: str) -> Iterator[str]:
+    """`tenure serve` as its own process, on this test's database."""
+    with tenure_service(database_url=database_url, TENURE_POOL_MIN_SIZE="1") as service:
+        yield service.url
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ from tests.client.conftest import Processes
 from tests.fencing.conftest import worker
 from tests.fencing.worker import DAY
 from tests.support.payments import payments_service
-from tests.support.processes import tenure_service
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 
@@ -42,13 +40,6 @@ CREATE TABLE commissions (
     generation bigint NOT NULL
 )
 """
-
-
-@pytest.fixture
-def tenure_url(database_url: str) -> Iterator[str]:
-    """`tenure serve` as its own process, on this test's database."""
-    with tenure_service(database_url=database_url, TENURE_POOL_MIN_SIZE="1") as service:
-        yield service.url
 
 
 def line(process: subprocess.Popen[str]) -> dict[str, Any]:
