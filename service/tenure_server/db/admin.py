@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncpg
-
+from tenure_server.db.connecting import DEFAULT_CONNECT_TIMEOUT_SECONDS, connect
 from tenure_server.db.sql import load
 
 _SQL = load("admin.sql")
@@ -12,12 +11,14 @@ _SQL = load("admin.sql")
 MAX_BUMP = 2**62
 
 
-async def bump_generations(dsn: str, amount: int) -> tuple[int, int, int]:
+async def bump_generations(
+    dsn: str, amount: int, connect_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+) -> tuple[int, int, int]:
     """Move every generation ahead by `amount`; returns (leases bumped, fences raised, the new
     generation floor: a lease unknown to the table starts above it)."""
     if not 1 <= amount <= MAX_BUMP:
         raise ValueError(f"--by must be between 1 and {MAX_BUMP}")
-    connection = await asyncpg.connect(dsn)
+    connection = await connect(dsn, connect_seconds)
     try:
         row = await connection.fetchrow(_SQL["bump_generations"], amount)
     finally:
