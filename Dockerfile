@@ -16,9 +16,8 @@
 # (TENURE_HOST=0.0.0.0, so that a port can be published), and the service refuses to start there
 # without TENURE_TOKENS_FILE (a tokens file mounted read-only, made with `tenure token new`; or
 # TENURE_TOKENS with the same TOML) or, for a throw-away container only,
-# TENURE_ALLOW_UNAUTHENTICATED_REMOTE=true. One-off commands never listen: run them with
-# `-e TENURE_HOST=127.0.0.1`, e.g. `docker run --rm -e TENURE_HOST=127.0.0.1 -e
-# TENURE_DATABASE_URL=… tenure:0.1.0 migrate`.
+# TENURE_ALLOW_UNAUTHENTICATED_REMOTE=true. One-off commands never listen and need neither,
+# e.g. `docker run --rm -e TENURE_DATABASE_URL=… tenure:0.1.0 migrate`.
 #
 # Both stages use the same base image, pinned by its exact version: the virtual environment built
 # in the first stage is copied into the second and points at the same interpreter. To pin the

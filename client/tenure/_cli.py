@@ -45,7 +45,14 @@ from tenure._supervisor import (
 )
 from tenure._sync.client import Tenure
 from tenure.auth import hash_token, new_token
-from tenure.commands import ENTRY_POINT_GROUP, SERVER, ServerCommands
+from tenure.commands import (
+    ENTRY_POINT_GROUP,
+    EXIT_CONFIGURATION,
+    EXIT_DATABASE_UNREACHABLE,
+    EXIT_NOT_LISTENING,
+    SERVER,
+    ServerCommands,
+)
 from tenure.schedule import check_cron, check_timezone
 
 RUN_EPILOG = f"""\
@@ -77,6 +84,21 @@ leaves running when it exits is stopped the same way before the window is comple
 
 The service is ${ENV_URL} (default {DEFAULT_URL}) unless --url is given; ${ENV_TOKEN} is sent
 as a bearer token.
+"""
+
+SERVER_EPILOG = f"""\
+exit status:
+  0    done (serve: stopped with Ctrl-C; 128+N when stopped by signal N, 143 for SIGTERM)
+  {EXIT_CONFIGURATION}    invalid configuration: the message names the option or TENURE_* setting
+  2    invalid usage
+  {EXIT_NOT_LISTENING}    serve: the address cannot be listened on (port in use, not permitted),
+       or the service failed to start
+  {EXIT_DATABASE_UNREACHABLE}   no connection to the database: the message says where (host, port,
+       database, user; never the password) and why (refused, unknown host, no such
+       database, authentication failed, refused by the server's rules, timeout)
+
+Without TENURE_DATABASE_URL an embedded PostgreSQL is started in TENURE_DATA_DIR
+(.tenure/pgdata). Every setting is a TENURE_* variable (README.md, "Configuration").
 """
 
 
@@ -159,16 +181,21 @@ def _add_run(commands: Any) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tenure", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command_name", required=True)
-    serve = commands.add_parser("serve", help="run the HTTP service")
+    server_help: dict[str, Any] = {
+        "epilog": SERVER_EPILOG,
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+    serve = commands.add_parser("serve", help="run the HTTP service", **server_help)
     serve.add_argument("--host", help="address to bind (default 127.0.0.1, TENURE_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8080, TENURE_PORT)")
     serve.add_argument("--workers", type=int, help="worker processes (default 1, TENURE_WORKERS)")
-    commands.add_parser("migrate", help="apply database migrations and exit")
+    commands.add_parser("migrate", help="apply database migrations and exit", **server_help)
     admin = commands.add_parser("admin", help="operator commands (need the server extra)")
     actions = admin.add_subparsers(dest="admin_command", required=True)
     bump = actions.add_parser(
         "bump-generations",
         help="after a restore: move every generation ahead and expire every lease",
+        **server_help,
     )
     bump.add_argument("--by", type=int, required=True, help="amount added to every generation")
     token = commands.add_parser("token", help="make bearer tokens for the service's tokens file")

@@ -11,10 +11,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["ENTRY_POINT_GROUP", "SERVER", "ServerCommands"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EXIT_CONFIGURATION",
+    "EXIT_DATABASE_UNREACHABLE",
+    "EXIT_NOT_LISTENING",
+    "SERVER",
+    "ServerCommands",
+]
 
 ENTRY_POINT_GROUP = "tenure.commands"
 SERVER = "server"
+
+# Exit statuses of the service's commands (`tenure serve --help`, docs/operations.md); 2 is a
+# usage error, as for every command.
+EXIT_CONFIGURATION = 1  # a setting or option is invalid: the message names it
+EXIT_NOT_LISTENING = 3  # serve: the address cannot be listened on, or the app failed to start
+EXIT_DATABASE_UNREACHABLE = 69  # no connection to the database (sysexits' EX_UNAVAILABLE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,8 @@ import httpx
 import pytest
 
 from tenure import MAX_GENERATION
+from tenure.problems import ProblemType
+from tenure_server.api.problems import ALL_TYPES
 from tests.api.test_leases import problem
 
 ACQUIRE = "/v1/leases/close-day/acquire"
@@ -144,10 +146,15 @@ async def test_unknown_routes_and_methods_are_problems(api: httpx.AsyncClient) -
 
 
 async def test_problem_types_are_documented_at_their_uri(api: httpx.AsyncClient) -> None:
-    """GET on a problem type's URI describes it."""
+    """GET on a problem type's URI says what the problem means and what to do about it, for
+    every type the service answers."""
     found = await api.get("/problems/lease-held")
     assert found.json() == {
         "type": "/problems/lease-held",
         "title": "Lease is held by another holder",
         "status": 409,
+        "description": ProblemType.LEASE_HELD.description,
     }
+    assert "wait_seconds" in found.json()["description"]
+    for kind in ALL_TYPES:
+        assert (await api.get(kind.type)).json()["description"] == kind.description

@@ -13,20 +13,63 @@ from tenure_server.app.auth import Authenticator, TokensFileError
 from tenure_server.domain.errors import RateLimited
 from tenure_server.domain.ratelimit import RateLimiter
 from tenure_server.server.app import create_app
-from tenure_server.server.cli import ConfigurationError, load_settings
+from tenure_server.server.cli import ConfigurationError, load_settings, serving_settings
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import problem
 from tests.auth.conftest import TOKENS, bearer, tokens_toml
 
 
-def test_without_authentication_only_loopback_is_allowed() -> None:
-    """Binding beyond loopback with authentication off needs an explicit setting."""
-    with pytest.raises(ConfigurationError, match="TENURE_ALLOW_UNAUTHENTICATED_REMOTE"):
-        load_settings(host="0.0.0.0")
-    assert load_settings(host="0.0.0.0", allow_unauthenticated_remote=True).host == "0.0.0.0"
-    assert load_settings(host="0.0.0.0", tokens=tokens_toml()).auth_configured
+def test_without_authentication_only_loopback_is_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tenure serve` beyond loopback with authentication off needs an explicit setting; the
+    refusal names the option as typed (or the variable), with no pydantic prefix."""
+    for name in ("TENURE_HOST", "TENURE_TOKENS", "TENURE_TOKENS_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigurationError) as refused:
+        serving_settings("0.0.0.0", None, None)
+    message = str(refused.value.code)
+    assert message.startswith("tenure serve: --host 0.0.0.0 without authentication")
+    assert "TENURE_ALLOW_UNAUTHENTICATED_REMOTE=true" in message
+    assert "TENURE_?" not in message
+    assert "Value error" not in message
+    monkeypatch.setenv("TENURE_HOST", "0.0.0.0")
+    with pytest.raises(ConfigurationError, match=r"^tenure serve: TENURE_HOST=0\.0\.0\.0 without"):
+        serving_settings(None, None, None)
+    monkeypatch.setenv("TENURE_ALLOW_UNAUTHENTICATED_REMOTE", "true")
+    assert serving_settings(None, None, None).host == "0.0.0.0"
+    monkeypatch.delenv("TENURE_ALLOW_UNAUTHENTICATED_REMOTE")
+    monkeypatch.setenv("TENURE_TOKENS", tokens_toml())
+    assert serving_settings(None, None, None).auth_configured
+    monkeypatch.delenv("TENURE_TOKENS")
     for loopback in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
-        assert load_settings(host=loopback).host == loopback
+        assert serving_settings(loopback, None, None).host == loopback
+
+
+def test_commands_that_never_listen_accept_any_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tenure migrate` and `tenure admin` read the same settings but never listen: the
+    image's TENURE_HOST=0.0.0.0 without tokens is no reason to refuse them."""
+    monkeypatch.setenv("TENURE_HOST", "0.0.0.0")
+    for name in ("TENURE_TOKENS", "TENURE_TOKENS_FILE", "TENURE_ALLOW_UNAUTHENTICATED_REMOTE"):
+        monkeypatch.delenv(name, raising=False)
+    assert load_settings().exposed_without_authentication
+
+
+def test_a_wrong_option_or_variable_is_named_as_the_user_gave_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bad value is named by the option typed (`--port`) or the variable set (`TENURE_PORT`);
+    a rule between settings is said in its own words, without pydantic's "Value error, "."""
+    with pytest.raises(ConfigurationError, match=r"^invalid configuration: --port: "):
+        serving_settings(None, 70000, None)
+    monkeypatch.setenv("TENURE_PORT", "http")
+    with pytest.raises(ConfigurationError, match=r"^invalid configuration: TENURE_PORT: "):
+        load_settings()
+    monkeypatch.delenv("TENURE_PORT")
+    monkeypatch.setenv("TENURE_POOL_MIN_SIZE", "50")
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings()
+    assert str(refused.value.code) == (
+        "invalid configuration: TENURE_POOL_MIN_SIZE must not exceed TENURE_POOL_MAX_SIZE"
+    )
 
 
 def entry(**fields: str) -> str:

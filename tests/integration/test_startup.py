@@ -71,12 +71,13 @@ async def test_an_explicit_setting_allows_it_with_a_warning(
 
 
 def test_invalid_configuration_fails_with_a_clear_message() -> None:
-    """Inconsistent limits are refused at start-up, naming the setting."""
+    """Inconsistent limits are refused at start-up, naming the setting (an option of
+    `tenure serve` as typed)."""
     from tenure_server.server.cli import ConfigurationError, load_settings
 
     with pytest.raises(ConfigurationError, match="TENURE_MIN_TTL_SECONDS"):
         load_settings(min_ttl_seconds=10, max_ttl_seconds=5)
-    with pytest.raises(ConfigurationError, match="TENURE_PORT"):
+    with pytest.raises(ConfigurationError, match="--port"):
         load_settings(port=70000)
 
 

@@ -16,6 +16,16 @@ def test_each_slug_names_one_problem_type() -> None:
     assert len(slugs) == len(set(slugs)) == len(ProblemType.__members__)
 
 
+def test_every_type_says_what_it_means_and_what_to_do() -> None:
+    """Each type has a description of its own, in sentences, beyond its title: what
+    GET /problems/<slug> answers."""
+    descriptions = [kind.description for kind in ProblemType]
+    assert len(set(descriptions)) == len(descriptions)
+    for kind in ProblemType:
+        assert kind.description.endswith("."), kind
+        assert len(kind.description) > 2 * len(kind.title), kind
+
+
 def test_the_service_answers_only_catalogue_types() -> None:
     """Every type the service can answer, for its domain errors and from its HTTP layer, is a
     type of the catalogue, status and title included."""

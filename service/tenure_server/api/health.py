@@ -48,7 +48,15 @@ async def check_ready(repository: Repository) -> None:
 
 @router.get("/problems/{slug}", include_in_schema=False)
 async def problem_type(slug: str) -> JSONResponse:
+    """What a problem `type` means and what to do about it, from the catalogue."""
     kind = problems.describe(slug)
     if kind is None:
         return problems.problem_response(problems.NOT_FOUND, f"no problem type {slug!r}")
-    return JSONResponse({"type": kind.type, "title": kind.title, "status": kind.status})
+    return JSONResponse(
+        {
+            "type": kind.type,
+            "title": kind.title,
+            "status": kind.status,
+            "description": kind.description,
+        }
+    )

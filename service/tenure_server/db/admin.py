@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncpg
 
 from tenure import MAX_GENERATION
+from tenure_server.db.connecting import DEFAULT_CONNECT_TIMEOUT_SECONDS, connect
 from tenure_server.db.sql import load
 
 _SQL = load("admin.sql")
@@ -14,13 +15,15 @@ class BumpRefused(ValueError):
     """The bump would move a generation past MAX_GENERATION; nothing was changed."""
 
 
-async def bump_generations(dsn: str, amount: int) -> tuple[int, int, int]:
+async def bump_generations(
+    dsn: str, amount: int, connect_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+) -> tuple[int, int, int]:
     """Move every generation ahead by `amount`; returns (leases bumped, fences raised, the new
     generation floor: a lease unknown to the table starts above it). BumpRefused when a
     generation would pass MAX_GENERATION."""
     if not 1 <= amount <= MAX_GENERATION:
         raise BumpRefused(f"--by must be between 1 and {MAX_GENERATION}")
-    connection = await asyncpg.connect(dsn)
+    connection = await connect(dsn, connect_seconds)
     try:
         try:
             row = await connection.fetchrow(_SQL["bump_generations"], amount)

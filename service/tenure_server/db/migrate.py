@@ -9,6 +9,7 @@ from importlib import resources
 
 import asyncpg
 
+from tenure_server.db.connecting import DEFAULT_CONNECT_TIMEOUT_SECONDS, connect
 from tenure_server.db.sql import load
 
 _log = logging.getLogger("tenure.migrate")
@@ -41,9 +42,10 @@ def latest_version() -> int:
     return available()[-1].version
 
 
-async def migrate(dsn: str) -> list[int]:
-    """Apply what is missing; returns the versions this call applied."""
-    connection = await asyncpg.connect(dsn)
+async def migrate(dsn: str, connect_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS) -> list[int]:
+    """Apply what is missing; returns the versions this call applied. `DatabaseUnreachable`
+    when no connection can be opened within `connect_seconds`."""
+    connection = await connect(dsn, connect_seconds)
     try:
         await connection.execute(_SQL["lock"])
         try:

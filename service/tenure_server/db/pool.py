@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import warnings
 from pathlib import Path
 
 import asyncpg
 
+from tenure_server.db.connecting import DatabaseUnreachable
 from tenure_server.db.repository import Record
 
 _log = logging.getLogger("tenure.db")
@@ -16,18 +19,35 @@ CLIENT_TIMEOUT_MARGIN_SECONDS = 1.0
 
 
 def start_embedded(data_dir: Path) -> str:
-    """Start (or join) the embedded PostgreSQL in `data_dir`; returns its URL.
+    """Start (or join) the embedded PostgreSQL in `data_dir`; returns its URL. One line says
+    what happened (pgserver's own lines are debug output: server/logs.py).
 
     pgserver keeps one server per data folder and stops it when the last process using it exits.
     """
-    from pgserver.postgres_server import get_server  # only without a database URL
+    with warnings.catch_warnings():
+        # Importing pgserver asks platformdirs for XDG_RUNTIME_DIR, which warns where it is not
+        # set (containers, CI, su shells) and falls back to /tmp: fine for its lock file.
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        from pgserver.postgres_server import get_server  # only without a database URL
 
     data_dir = data_dir.expanduser().resolve()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    server = get_server(data_dir, cleanup_mode="stop")
-    url = str(server.get_uri())
-    _log.info("embedded PostgreSQL in %s", data_dir)
-    return url
+    if not (data_dir / "PG_VERSION").exists():
+        state = "created and started"
+    elif (data_dir / "postmaster.pid").exists():
+        state = "joined (already running)"
+    else:
+        state = "started"
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        server = get_server(data_dir, cleanup_mode="stop")
+    except (OSError, subprocess.SubprocessError) as error:
+        raise DatabaseUnreachable(
+            f"the embedded PostgreSQL in {data_dir}",
+            f"it did not start ({error}); its log is {data_dir / 'log'}",
+        ) from None
+    version = (data_dir / "PG_VERSION").read_text(encoding="utf-8").strip()
+    _log.info("embedded PostgreSQL %s %s in %s (no TENURE_DATABASE_URL)", version, state, data_dir)
+    return str(server.get_uri())
 
 
 async def create_pool(

@@ -137,7 +137,7 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         dsn = await database_url(settings)
         if settings.migrate_on_start:
-            await migrate(dsn)
+            await migrate(dsn, settings.connect_timeout_seconds)
         pool = await create_pool(
             dsn,
             min_size=settings.pool_min_size,

@@ -10,7 +10,9 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tenure_server.app.lock_waits import DEFAULT_LOCK_WAITS
+from tenure_server.db.connecting import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from tenure_server.domain.limits import DEFAULT_MAX_EARLY_TOLERANCE, Limits
+from tenure_server.server.logs import LogFormat
 
 
 def _loopback(host: str) -> bool:
@@ -40,6 +42,13 @@ class Settings(BaseSettings):
     pool_min_size: int = Field(default=2, ge=0)
     pool_max_size: int = Field(default=10, ge=1)
     pool_acquire_timeout_seconds: float = Field(default=5.0, gt=0)
+    connect_timeout_seconds: float = Field(
+        default=DEFAULT_CONNECT_TIMEOUT_SECONDS,
+        gt=0,
+        le=300,
+        description="How long start-up waits for a connection before saying the database is "
+        "unreachable.",
+    )
     statement_timeout_ms: int = Field(default=5000, ge=0)
     lock_timeout_ms: int = Field(default=4000, ge=0)
     lock_wait_max_connections: int = Field(
@@ -104,8 +113,10 @@ class Settings(BaseSettings):
     )
     rate_limit_burst: int = Field(default=50, ge=1)
     # Monitoring, alerts, metrics and logs (issue 6).
-    log_format: Literal["json", "text"] = Field(
-        default="json", description="json: one JSON object per line; text: for a terminal."
+    log_format: LogFormat = Field(
+        default="auto",
+        description="json: one JSON object per line; text: for a terminal; auto: text when "
+        "stderr is a terminal, else json.",
     )
     monitor_enabled: bool = Field(
         default=True, description="Run the monitor loop (one replica at a time does the work)."
@@ -190,17 +201,21 @@ class Settings(BaseSettings):
             raise ValueError("TENURE_DEFAULT_PAGE_SIZE must not exceed TENURE_MAX_PAGE_SIZE")
         if self.tokens_file is not None and self.tokens is not None:
             raise ValueError("set TENURE_TOKENS_FILE or TENURE_TOKENS, not both")
-        remote = not _loopback(self.host)
-        if remote and not self.auth_configured and not self.allow_unauthenticated_remote:
-            raise ValueError(
-                f"TENURE_HOST={self.host} without authentication: configure "
-                "TENURE_TOKENS_FILE, or set TENURE_ALLOW_UNAUTHENTICATED_REMOTE=true"
-            )
         return self
 
     @property
     def auth_configured(self) -> bool:
         return self.tokens_file is not None or self.tokens is not None
+
+    @property
+    def exposed_without_authentication(self) -> bool:
+        """Listening on `host` would let anyone who reaches it act as admin, and nothing allows
+        it: `tenure serve` refuses to start (`migrate` and `admin` never listen)."""
+        return (
+            not _loopback(self.host)
+            and not self.auth_configured
+            and not self.allow_unauthenticated_remote
+        )
 
     def tokens_text(self) -> str | None:
         """The tokens TOML, read from the file when one is configured."""
