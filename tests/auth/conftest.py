@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import asyncpg
 import httpx
 import pytest
 from pydantic import SecretStr
@@ -55,3 +56,17 @@ async def secured(auth_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as api:
             yield api
+
+
+async def register_old_job(database_url: str) -> None:
+    """A job registered under `tenure.` before the names were reserved."""
+    connection = await asyncpg.connect(database_url)
+    try:
+        await connection.execute(
+            "INSERT INTO jobs (name, schedule, timezone, key_format, lease, deadline_seconds,"
+            " created_at, updated_at, active_since)"
+            " VALUES ('tenure.nightly', '0 3 * * *', 'UTC', 'date', 'tenure.nightly', 60,"
+            " now(), now(), now())"
+        )
+    finally:
+        await connection.close()

@@ -16,7 +16,7 @@ from tenure_server.api.hot_routes import HOT_ROUTES
 from tenure_server.db.leases import QUERIES
 from tests.api.test_express import EXPRESS, FASTAPI
 from tests.api.test_leases import problem
-from tests.auth.conftest import bearer
+from tests.auth.conftest import bearer, register_old_job
 
 HOLDING = {"holder": "squatter", "generation": 1}
 JOB = {"schedule": "0 3 * * *", "timezone": "UTC"}
@@ -161,14 +161,9 @@ async def test_reads_deletion_and_force_release_stay(
         await connection.fetchrow(
             QUERIES["acquire_lease"], "tenure.monitor", "stuck", 3600, "every-client"
         )
-        await connection.execute(
-            "INSERT INTO jobs (name, schedule, timezone, key_format, lease, deadline_seconds,"
-            " created_at, updated_at, active_since)"
-            " VALUES ('tenure.nightly', '0 3 * * *', 'UTC', 'date', 'tenure.nightly', 60,"
-            " now(), now(), now())"
-        )
     finally:
         await connection.close()
+    await register_old_job(database_url)
     client, admin = bearer("every-client"), bearer("admin")
     read = await secured.get("/v1/leases/tenure.monitor", headers=client)
     assert (read.status_code, read.json()["holder"]) == (200, "stuck"), read.text

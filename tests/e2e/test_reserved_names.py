@@ -12,11 +12,10 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-import asyncpg
 import httpx
 import pytest
 
-from tests.auth.conftest import bearer, tokens_toml
+from tests.auth.conftest import bearer, register_old_job, tokens_toml
 from tests.support.processes import Server, tenure_service
 
 pytestmark = pytest.mark.slow
@@ -118,17 +117,3 @@ def test_without_authentication_the_names_are_reserved_and_start_up_says_which_a
     (warning,) = [line for line in lines if "reserved to the service" in line.get("message", "")]
     assert warning["level"] == "warning"
     assert warning["jobs"] == ["tenure.nightly"]
-
-
-async def register_old_job(database_url: str) -> None:
-    """A job registered under `tenure.` before the names were reserved."""
-    connection = await asyncpg.connect(database_url)
-    try:
-        await connection.execute(
-            "INSERT INTO jobs (name, schedule, timezone, key_format, lease, deadline_seconds,"
-            " created_at, updated_at, active_since)"
-            " VALUES ('tenure.nightly', '0 3 * * *', 'UTC', 'date', 'tenure.nightly', 60,"
-            " now(), now(), now())"
-        )
-    finally:
-        await connection.close()
