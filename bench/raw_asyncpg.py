@@ -32,6 +32,7 @@ from workloads import (
     WINDOW_LEASE_PREFIX,
     acquire_args,
     batch_resources,
+    claim_args,
     queries,
     release_args,
     renew_args,
@@ -91,9 +92,9 @@ def steps(prefix: str, grant: str | None = None) -> dict[str, Step]:
     async def claim_complete(c: Connection, worker: int, n: int) -> bool:
         job, window = f"cwjob-{worker}", f"{prefix}{n}"
         lease = f"{WINDOW_LEASE_PREFIX}0-{worker}"
-        arguments = window_args(job, window, lease, HOLDER, 1)
-        if await c.fetchrow(q["claim_window"], *arguments) is None:
+        if await c.fetchrow(q["claim_window"], *claim_args(job, window, lease, HOLDER, 1)) is None:
             return False
+        arguments = window_args(job, window, lease, HOLDER, 1)
         return await c.fetchrow(q["complete_window"], *arguments) is not None
 
     async def verify(c: Connection, _w: int, _n: int) -> bool:

@@ -74,6 +74,13 @@ def window_args(
     return (job, window, lease, holder, generation, None)  # $6 principal
 
 
+def claim_args(
+    job: object, window: object, lease: object, holder: object, generation: object
+) -> tuple[object, ...]:
+    # $7 no occurrence (due at any time, as for an unregistered job), $8 the early tolerance
+    return (*window_args(job, window, lease, holder, generation), None, 0)
+
+
 def verify_args(resource: object, lease: object, generation: object) -> tuple[object, ...]:
     return (resource, lease, generation)
 
@@ -87,7 +94,7 @@ ARITY = {
     "renew_lease": len(renew_args("", "", 0, 0)),
     "renew_leases": len(renew_many_args([], [], "", 0)),
     "release_lease": len(release_args("", "", 0, "")),
-    "claim_window": len(window_args("", "", "", "", 0)),
+    "claim_window": len(claim_args("", "", "", "", 0)),
     "complete_window": len(window_args("", "", "", "", 0)),
     "verify_fence": len(verify_args("", "", 0)),
     "verify_fences": len(verify_many_args([], [], [])),
