@@ -53,7 +53,7 @@ async def test_an_expired_run_shows_as_interrupted_in_the_job_status_and_metrics
     api: httpx.AsyncClient, database_url: str
 ) -> None:
     """A lease that lapsed under a registered job's running window: the job's status names the
-    interrupted window, and tenure_job_interrupted is 1 for it until the window is resumed."""
+    interrupted window, tenure_job_interrupted is 1 for it, and /ui marks the job."""
     await put(api, "close-day", MINUTELY)
     lease = await held(api, "close-day", "a")
     await claim(api, lease)
@@ -66,6 +66,8 @@ async def test_an_expired_run_shows_as_interrupted_in_the_job_status_and_metrics
     overview = (await api.get("/v1/overview")).json()
     assert overview["jobs"][0]["status"]["interrupted_window"] == "2026-09-25"
     assert value(await scrape(api), "tenure_job_interrupted", job="close-day") == 1
+    page = (await api.get("/ui")).text
+    assert 'class="pill interrupted"' in page
 
 
 async def test_jobs_that_ran_unregistered_are_listed_without_a_status(
