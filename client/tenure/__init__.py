@@ -80,6 +80,7 @@ from tenure._models import (
     Overview,
     Page,
     Renewals,
+    UnregisteredJob,
     Verifications,
     Window,
 )
@@ -185,6 +186,7 @@ __all__ = [
     "UnexpectedResponse",
     "UnknownFencingGeneration",
     "UnknownGeneration",
+    "UnregisteredJob",
     "Verifications",
     "Window",
     "WindowCompleted",

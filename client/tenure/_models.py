@@ -41,11 +41,16 @@ __all__ = [
     "Page",
     "Renewals",
     "Resolution",
+    "UnregisteredJob",
     "Verifications",
     "Window",
+    "WindowState",
 ]
 
 T = TypeVar("T")
+
+WindowState = Literal["running", "interrupted", "completed"]
+WINDOW_STATES: tuple[WindowState, ...] = ("running", "interrupted", "completed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,9 @@ class Window:
     started_at: datetime
     completed_at: datetime | None
     status: Literal["running", "completed"]
+    # `status`, but `interrupted` once the run that claimed it no longer holds its lease without
+    # having completed it (it died); a new claim makes it running again.
+    state: WindowState = "running"
 
     @property
     def completed(self) -> bool:
@@ -104,6 +112,10 @@ class Window:
         status = typed(data, "status", str)
         if status not in ("running", "completed"):
             raise ValueError(f"field 'status' is not running or completed: {status!r}")
+        # Services older than the field send only `status`.
+        state = data.get("state", status)
+        if state not in WINDOW_STATES:
+            raise ValueError(f"field 'state' is not one of {WINDOW_STATES}: {state!r}")
         return cls(
             job=typed(data, "job", str),
             window=typed(data, "window", str),
@@ -114,6 +126,7 @@ class Window:
             started_at=moment(data, "started_at"),
             completed_at=optional_moment(data, "completed_at"),
             status="running" if status == "running" else "completed",
+            state=state,
         )
 
 
@@ -305,6 +318,28 @@ class Job:
 
 
 @dataclass(frozen=True, slots=True)
+class UnregisteredJob:
+    """A job that claimed windows but is not registered: no schedule, so no status (never late
+    nor missed); its latest started and completed windows."""
+
+    name: str
+    last_started: Window | None
+    last_completed: Window | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UnregisteredJob:
+        def window(key: str) -> Window | None:
+            value = data.get(key)
+            return None if value is None else Window.from_json(mapping(value))
+
+        return cls(
+            name=typed(data, "name", str),
+            last_started=window("last_started"),
+            last_completed=window("last_completed"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Overview:
     """What `tenure status` and the service's /ui show."""
 
@@ -313,6 +348,8 @@ class Overview:
     leases: tuple[LeaseStatus, ...]
     alerts: tuple[Alert, ...]
     events: tuple[NotableEvent, ...]
+    # Absent from services older than the field.
+    unregistered_jobs: tuple[UnregisteredJob, ...] = ()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Overview:
@@ -325,4 +362,8 @@ class Overview:
             leases=tuple(LeaseStatus.from_json(item) for item in each("leases")),
             alerts=tuple(Alert.from_json(item) for item in each("alerts")),
             events=tuple(NotableEvent.from_json(item) for item in each("events")),
+            unregistered_jobs=tuple(
+                UnregisteredJob.from_json(mapping(item))
+                for item in data.get("unregistered_jobs", [])
+            ),
         )

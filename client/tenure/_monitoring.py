@@ -37,6 +37,9 @@ class JobStatus:
     running_window: str | None
     running_for_seconds: float | None
     duration_over_half_interval: bool
+    # The latest started window, when its run died before completing it (absent from services
+    # older than the field: None).
+    interrupted_window: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> JobStatus:
@@ -53,6 +56,7 @@ class JobStatus:
             running_window=optional_str(data, "running_window"),
             running_for_seconds=optional_number(data, "running_for_seconds"),
             duration_over_half_interval=typed(data, "duration_over_half_interval", bool),
+            interrupted_window=optional_str(data, "interrupted_window"),
         )
 
 

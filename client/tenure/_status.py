@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from tenure._events import StreamEvent
-from tenure._models import Overview
+from tenure._models import Overview, UnregisteredJob
 from tenure.durations import duration, relative
 
 __all__ = ["render_event", "render_overview"]
@@ -28,6 +29,31 @@ def _last(window: str | None, when: str) -> str:
     return "-" if window is None else f"{window} ({when})"
 
 
+JOB_HEADINGS = ["JOB", "STATUS", "SCHEDULE", "LAST COMPLETED", "DURATION", "NEXT", "INTERRUPTED"]
+UNREGISTERED_NOTE = (
+    "unregistered: ran without a schedule, so never reported late or missed; register it "
+    "(tenure run --register, PUT /v1/jobs/{job})."
+)
+
+
+def _unregistered_row(job: UnregisteredJob, now: datetime) -> list[str]:
+    completed, started = job.last_completed, job.last_started
+    last, took = "-", None
+    if completed is not None and completed.completed_at is not None:
+        last = _last(completed.window, relative(completed.completed_at, now))
+        took = (completed.completed_at - completed.started_at).total_seconds()
+    interrupted = started is not None and started.state == "interrupted"
+    return [
+        job.name,
+        "unregistered",
+        "-",
+        last,
+        duration(took),
+        "-",
+        started.window if started is not None and interrupted else "-",
+    ]
+
+
 def render_overview(overview: Overview) -> str:
     now = overview.now
     jobs = [
@@ -39,9 +65,10 @@ def render_overview(overview: Overview) -> str:
             duration(job.status.last_duration_seconds)
             + (" SLOW" if job.status.duration_over_half_interval else ""),
             relative(job.status.next_occurrence, now),
+            job.status.interrupted_window or "-",
         ]
         for job in overview.jobs
-    ]
+    ] + [_unregistered_row(job, now) for job in overview.unregistered_jobs]
     leases = [
         [
             lease.name,
@@ -63,13 +90,19 @@ def render_overview(overview: Overview) -> str:
     ]
     parts = [f"Tenure at {now.isoformat(timespec='seconds')}"]
     sections = [
-        ("JOBS", ["JOB", "STATUS", "SCHEDULE", "LAST COMPLETED", "DURATION", "NEXT"], jobs),
+        (
+            "JOBS",
+            ["JOB", "STATUS", "SCHEDULE", "LAST COMPLETED", "DURATION", "NEXT", "INTERRUPTED"],
+            jobs,
+        ),
         ("LEASES", ["LEASE", "STATE", "HOLDER", "GEN", "HELD FOR", "EXPIRES IN"], leases),
         ("OPEN ALERTS", ["KIND", "SUBJECT", "WINDOW", "OPENED", "SUMMARY"], alerts),
         ("RECENT EVENTS", ["WHEN", "SCOPE", "SUBJECT", "EVENT", "DETAIL"], events),
     ]
     for title, headings, rows in sections:
         parts.append(f"\n{title}\n" + (table(headings, rows) if rows else "(none)"))
+        if title == "JOBS" and overview.unregistered_jobs:
+            parts.append(UNREGISTERED_NOTE)
     return "\n".join(parts) + "\n"
 
 

@@ -31,6 +31,7 @@ async def test_claim_then_complete_records_the_occurrence(api: httpx.AsyncClient
         "started_at": None,
         "completed_at": None,
         "status": "running",
+        "state": "running",
     }
     completed = await api.post(f"{WINDOW}/complete", json=holding("a", 1))
     assert completed.status_code == 200, completed.text

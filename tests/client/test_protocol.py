@@ -332,3 +332,14 @@ def test_names_cannot_change_the_route() -> None:
     for name in ("", ".", ".."):
         with pytest.raises(ValueError, match="not a lease name"):
             P.get_lease(name)
+
+
+def test_a_window_state_is_decoded_when_sent_and_derived_from_status_when_not() -> None:
+    """`state` (issue 26) tells an interrupted run from one in progress; an older service sends
+    only `status`, and a `state` this SDK does not know is refused."""
+    assert Window.from_json(WINDOW | {"state": "interrupted"}).state == "interrupted"
+    assert Window.from_json(WINDOW).state == "running"
+    completed = WINDOW | {"status": "completed", "completed_at": MOMENT}
+    assert Window.from_json(completed).state == "completed"
+    with pytest.raises(ValueError, match="state"):
+        Window.from_json(WINDOW | {"state": "abandoned"})

@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 
 import asyncpg
 
+from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.leases import QUERIES
 from tenure_server.db.monitoring import MonitoringRepository
 from tests.integration.test_monitored_leases import leases
@@ -39,12 +40,12 @@ async def analyzed(connection: Connection, statement: str, *args: object) -> lis
     return list(nodes(document["Plan"]))
 
 
-def leases_read(plan: list[dict[str, Any]]) -> int:
-    """Rows of `leases` the scans looked at, kept or filtered out, over all their loops."""
+def rows_read(plan: list[dict[str, Any]], relation: str) -> int:
+    """Rows of `relation` the scans looked at, kept or filtered out, over all their loops."""
     return sum(
         (node["Actual Rows"] + node.get("Rows Removed by Filter", 0)) * node["Actual Loops"]
         for node in plan
-        if node.get("Relation Name") == "leases"
+        if node.get("Relation Name") == relation
     )
 
 
@@ -55,7 +56,7 @@ async def test_the_monitor_reads_held_leases_and_only_as_many_others_as_it_lists
     await fill(connection, "held-", 50, held=True)
     await connection.execute("ANALYZE leases")
     plan = await analyzed(connection, MonitoringRepository.QUERIES["monitored_leases"], 100)
-    assert leases_read(plan) <= 200
+    assert rows_read(plan, "leases") <= 200
 
 
 async def test_a_batch_renew_never_compares_every_lease_with_every_lease_of_the_batch(
@@ -77,3 +78,30 @@ async def test_a_batch_renew_never_compares_every_lease_with_every_lease_of_the_
         )
         assert compared <= 10 * len(names)
         assert plan[0]["Actual Rows"] == len(names)
+
+
+async def test_unregistered_jobs_are_found_without_reading_every_window(
+    connection: Connection,
+) -> None:
+    """60,000 windows of six jobs, one registered: the loose index scan reads about one index
+    entry per job, not the windows (issue 26)."""
+    await connection.execute(
+        "INSERT INTO job_windows (job, window_key, lease, holder, generation, started_at)"
+        " SELECT 'job-' || (n % 6), 'k' || n, 'l', 'h', 1, now()"
+        "   FROM generate_series(1, 60000) AS n"
+    )
+    await connection.execute(
+        "INSERT INTO jobs (name, schedule, timezone, key_format, lease, deadline_seconds, labels,"
+        " created_at, updated_at, active_since)"
+        " VALUES ('job-3', '* * * * *', 'UTC', 'occurrence', 'job-3', 60, '{}', now(), now(),"
+        " now())"
+    )
+    await connection.execute("ANALYZE job_windows")
+    statement = JobsRepository.QUERIES["unregistered_jobs"]
+    found = [row["job"] for row in await connection.fetch(statement, "", "", None, 100)]
+    assert found == ["job-0", "job-1", "job-2", "job-4", "job-5"]
+    plan = await analyzed(connection, statement, "", "", None, 100)
+    assert rows_read(plan, "job_windows") <= 20
+    # Stops once it has found as many as asked.
+    page = await connection.fetch(statement, "job-0", "", None, 2)
+    assert [row["job"] for row in page] == ["job-1", "job-2"]

@@ -11,10 +11,10 @@ from html import escape
 from importlib.resources import files
 
 from tenure.durations import duration, relative
-from tenure_server.app.status import Evaluated, Overview
+from tenure_server.app.status import Evaluated, Overview, Unregistered
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import NotableEvent
-from tenure_server.domain.status import JOB_STATES, LeaseAge
+from tenure_server.domain.status import JOB_STATES, LeaseAge, run_seconds
 
 REFRESH_SECONDS = 10
 SCRIPT = files(__package__).joinpath("dashboard.js").read_text(encoding="utf-8")
@@ -69,6 +69,9 @@ td.wrap { white-space:normal; }
 .pill.overrunning { color:var(--over); background:var(--over-bg); }
 .pill.new, .pill.free { color:var(--new); background:var(--new-bg); }
 .pill.held { color:var(--running); background:var(--running-bg); }
+.pill.interrupted { color:var(--late); background:var(--late-bg); }
+.pill.unregistered { color:var(--new); background:var(--new-bg); }
+.note { padding:.6rem 1rem; margin:0; color:var(--muted); border-top:1px solid var(--line); }
 .warn { color:var(--late); font-weight:600; }
 .empty { padding:1rem; color:var(--muted); }
 .scroll { overflow-x:auto; }
@@ -115,12 +118,53 @@ def _job_row(item: Evaluated, now: datetime) -> str:
     return (
         f'<tr data-job="{escape(job.name)}" data-status="{status.status}">'
         f'<td class="name">{escape(job.name)}</td>'
-        f'<td title="{escape(STATUS_TEXT[status.status])}">{_pill(status.status)}</td>'
+        f'<td title="{escape(STATUS_TEXT[status.status])}">{_pill(status.status)}'
+        f"{_interrupted(status.interrupted_window)}</td>"
         f'<td class="mono">{schedule}</td>'
         f"<td>{last}</td><td>{took}</td>"
         f"<td>{_when(status.expectation.next_occurrence, now)}</td>"
         f"<td>{current}</td></tr>"
     )
+
+
+def _interrupted(window: str | None) -> str:
+    """A mark for a window whose run died: not completed, its lease no longer held by it."""
+    if window is None:
+        return ""
+    title = f"the run that claimed {window} stopped holding its lease without completing it"
+    return f' <span title="{escape(title)}">{_pill("interrupted")}</span>'
+
+
+def _unregistered_row(item: Unregistered, now: datetime) -> str:
+    """A job that ran without a schedule: its latest windows, no status (nothing is due)."""
+    completed, started = item.facts.last_completed, item.facts.last_started
+    last = took = DASH
+    if completed is not None:
+        last = (
+            f'<span class="mono">{escape(completed.window)}</span> '
+            f'<span class="muted">{_when(completed.completed_at, now)}</span>'
+        )
+        took = duration(run_seconds(completed, now), DASH)
+    current = '<span class="muted">—</span>'
+    if started is not None and started.window.completed_at is None:
+        state = started.window.state
+        current = f'<span class="mono">{escape(started.window.window)}</span> {_pill(state)}'
+    return (
+        f'<tr data-job="{escape(item.name)}" data-status="unregistered">'
+        f'<td class="name">{escape(item.name)}</td>'
+        f'<td title="ran, but no schedule is registered">{_pill("unregistered")}</td>'
+        f'<td class="muted">{DASH}</td><td>{last}</td><td>{took}</td>'
+        f'<td class="muted">{DASH}</td><td>{current}</td></tr>'
+    )
+
+
+# Why registering matters, under the jobs table when some job ran unregistered.
+UNREGISTERED_NOTE = (
+    "<p class='note'>An <b>unregistered</b> job ran without a schedule, so Tenure cannot tell "
+    "when a run is late or missed: register it (<code>PUT /v1/jobs/{job}</code>, "
+    "<code>tenure run --register</code>); see <a href='/docs#/jobs/put_job_v1_jobs__job__put'>"
+    "the API docs</a> and docs/monitoring.md.</p>"
+)
 
 
 def _lease_row(age: LeaseAge) -> str:
@@ -161,13 +205,15 @@ def _event_row(event: NotableEvent, now: datetime) -> str:
     )
 
 
-def _table(title: str, headings: list[str], rows: list[str], empty: str, ident: str) -> str:
+def _table(
+    title: str, headings: list[str], rows: list[str], empty: str, ident: str, note: str = ""
+) -> str:
     if not rows:
         body = f'<p class="empty">{escape(empty)}</p>'
     else:
         head = "".join(f"<th>{escape(heading)}</th>" for heading in headings)
         table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        body = f'<div class="scroll">{table}</div>'
+        body = f'<div class="scroll">{table}</div>{note}'
     return f'<section id="{ident}"><h2>{escape(title)}</h2>{body}</section>'
 
 
@@ -177,6 +223,13 @@ def render(overview: Overview) -> str:
     chips = "".join(
         _pill(state, f"{counts[state]} {state}") for state in JOB_STATES if counts[state]
     )
+    interrupted = sum(1 for item in overview.jobs if item.status.interrupted_window) + sum(
+        1 for item in overview.unregistered if item.interrupted_window
+    )
+    if interrupted:
+        chips += _pill("interrupted", f"{interrupted} interrupted")
+    if overview.unregistered:
+        chips += _pill("unregistered", f"{len(overview.unregistered)} unregistered")
     stuck = sum(1 for age in overview.leases if age.stuck)
     if stuck:
         chips += _pill("stuck", f"{stuck} stuck")
@@ -194,9 +247,11 @@ def render(overview: Overview) -> str:
                 "Next occurrence",
                 "Current window",
             ],
-            [_job_row(item, now) for item in overview.jobs],
+            [_job_row(item, now) for item in overview.jobs]
+            + [_unregistered_row(item, now) for item in overview.unregistered],
             "No job is registered: PUT /v1/jobs/{job}, or run_once(..., register=...).",
             "jobs",
+            UNREGISTERED_NOTE if overview.unregistered else "",
         ),
         _table(
             "Open alerts",

@@ -57,4 +57,5 @@ def visible(overview: Overview, caller: Principal) -> Overview:
         leases=[age for age in overview.leases if caller.owns(age.lease.name)],
         alerts=[item for item in overview.alerts if caller.owns(item.alert.subject)],
         events=[event for event in overview.events if caller.owns(event.subject)],
+        unregistered=[item for item in overview.unregistered if caller.owns(item.name)],
     )

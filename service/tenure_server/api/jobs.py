@@ -9,7 +9,14 @@ from fastapi import APIRouter, Query, Response
 
 from tenure_server.api.dependencies import CallerDep, LimitsDep, MonitoringDep
 from tenure_server.api.schemas import JobName, problem_responses
-from tenure_server.api.status_schemas import JobEventOut, JobEventPage, JobOut, JobPage, JobPut
+from tenure_server.api.status_schemas import (
+    JobEventOut,
+    JobEventPage,
+    JobOut,
+    JobPage,
+    JobPut,
+    UnregisteredJobOut,
+)
 from tenure_server.domain.errors import Forbidden, JobNotFound
 from tenure_server.domain.history import event_cursor
 from tenure_server.domain.jobs import Job, check_spec
@@ -77,6 +84,14 @@ async def list_jobs(
     prefix: Annotated[str, Query(max_length=NAME_MAX_LENGTH, pattern=r"^[A-Za-z0-9._:-]*$")] = "",
     limit: PageSize = None,
     cursor: Cursor = None,
+    unregistered: Annotated[
+        bool,
+        Query(
+            description="Also list jobs that claimed windows but are not registered "
+            "(`registered: false`, no schedule nor status). Off by default: SDKs older than "
+            "the field require a schedule in every entry."
+        ),
+    ] = False,
 ) -> JobPage:
     """Jobs in name order with their status, optionally under a name prefix."""
     caller.require("reader", "list jobs")
@@ -84,14 +99,21 @@ async def list_jobs(
         raise Forbidden(caller.label, "list jobs", prefix or "(every name)")
     size = limits.page_size(limit)
     after = decode_cursor(cursor) or ""
-    rows = await monitoring.jobs.list_jobs(after, prefix, prefix_upper_bound(prefix), size + 1)
-    page, more = rows[:size], len(rows) > size
+    upper = prefix_upper_bound(prefix)
     statuses = monitoring.statuses
-    items = await statuses.evaluate(page, await statuses.now())
-    return JobPage(
-        items=[JobOut.of(item) for item in items],
-        next_cursor=encode_cursor(page[-1].name) if more else None,
-    )
+    rows = await monitoring.jobs.list_jobs(after, prefix, upper, size + 1)
+    items: list[JobOut | UnregisteredJobOut] = [
+        JobOut.of(item) for item in await statuses.evaluate(rows[:size], await statuses.now())
+    ]
+    if unregistered:
+        found = await statuses.unregistered(after, prefix, upper, size + 1)
+        items += [UnregisteredJobOut.of(item) for item in found]
+    # Both sides are in name order after the cursor: their first `size` names, merged, are the
+    # page, and a name beyond it on either side means another page.
+    items.sort(key=lambda item: item.name)
+    more = len(rows) > size or len(items) > size
+    page = items[:size]
+    return JobPage(items=page, next_cursor=encode_cursor(page[-1].name) if more else None)
 
 
 @router.get("/{job}/events", responses=problem_responses(403))

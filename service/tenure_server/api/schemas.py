@@ -23,7 +23,7 @@ from tenure_server.domain.names import (
     check_holder,
     check_window_key,
 )
-from tenure_server.domain.windows import Window
+from tenure_server.domain.windows import Window, WindowState
 
 LeaseName = Annotated[
     str, Path(pattern=NAME_PATTERN, max_length=NAME_MAX_LENGTH, description="Lease name.")
@@ -226,6 +226,11 @@ class WindowOut(BaseModel):
     started_at: datetime
     completed_at: datetime | None
     status: Literal["running", "completed"]
+    state: WindowState = Field(
+        description="As `status`, but `interrupted` when the window is not completed and the "
+        "holding that claimed it no longer holds its lease (by the database clock): the run "
+        "died. A new claim makes it `running` again."
+    )
 
     @classmethod
     def of(cls, window: Window) -> WindowOut:
@@ -239,6 +244,7 @@ class WindowOut(BaseModel):
             started_at=window.started_at,
             completed_at=window.completed_at,
             status=window.status,
+            state=window.state,
         )
 
 

@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tenure.schedule import KeyFormat
-from tenure_server.app.status import Evaluated, Overview
+from tenure_server.api.schemas import WindowOut
+from tenure_server.app.status import Evaluated, Overview, Unregistered
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import JobRecord, LeaseRecord, NotableEvent
 from tenure_server.domain.jobs import DEFAULT_DEADLINE_SECONDS, MAX_SECONDS, JobSpec
@@ -68,6 +69,10 @@ class JobStatusOut(BaseModel):
     last_duration_seconds: float | None
     running_window: str | None
     running_for_seconds: float | None
+    interrupted_window: str | None = Field(
+        description="The latest started window, when the run that claimed it no longer holds "
+        "its lease and did not complete it (it died); null once a run resumes or completes it."
+    )
     duration_over_half_interval: bool = Field(
         description="The last run took more than half the interval: overlap is no longer "
         "hypothetical."
@@ -76,6 +81,9 @@ class JobStatusOut(BaseModel):
 
 class JobOut(BaseModel):
     name: str
+    registered: Literal[True] = Field(
+        default=True, description="Always true: the job has a schedule (see UnregisteredJobOut)."
+    )
     schedule: str
     timezone: str
     key: KeyFormat
@@ -115,13 +123,43 @@ class JobOut(BaseModel):
                 last_duration_seconds=status.last_duration_seconds,
                 running_window=status.running_window,
                 running_for_seconds=status.running_for_seconds,
+                interrupted_window=status.interrupted_window,
                 duration_over_half_interval=status.slow,
             ),
         )
 
 
+class UnregisteredJobOut(BaseModel):
+    """A job that claimed windows but is not registered (never, or deleted since): without a
+    schedule there is no status, late or missed; only its latest windows."""
+
+    name: str
+    registered: Literal[False] = False
+    last_started: WindowOut | None = Field(
+        description="The window started last; `state` says whether its run is still going."
+    )
+    last_completed: WindowOut | None = Field(description="The window completed last.")
+    interrupted_window: str | None = Field(
+        description="The window started last, when its run died before completing it."
+    )
+
+    @classmethod
+    def of(cls, item: Unregistered) -> UnregisteredJobOut:
+        facts = item.facts
+        started, completed = facts.last_started, facts.last_completed
+        return cls(
+            name=item.name,
+            last_started=None if started is None else WindowOut.of(started.window),
+            last_completed=None if completed is None else WindowOut.of(completed),
+            interrupted_window=item.interrupted_window,
+        )
+
+
 class JobPage(BaseModel):
-    items: list[JobOut]
+    items: list[JobOut | UnregisteredJobOut] = Field(
+        description="Registered jobs; with `unregistered=true`, also those that only ran "
+        "(`registered: false`), merged in name order."
+    )
     next_cursor: str | None
 
 
@@ -245,6 +283,10 @@ class OverviewOut(BaseModel):
     leases: list[LeaseAgeOut]
     alerts: list[AlertOut]
     events: list[NotableEventOut]
+    unregistered_jobs: list[UnregisteredJobOut] = Field(
+        description="Jobs that claimed windows but are not registered, in name order (at most "
+        "500): register them for a status, late and missed alerts."
+    )
 
     @classmethod
     def of(cls, overview: Overview) -> OverviewOut:
@@ -254,4 +296,5 @@ class OverviewOut(BaseModel):
             leases=[LeaseAgeOut.of(age) for age in overview.leases],
             alerts=[AlertOut.of(alert) for alert in overview.alerts],
             events=[NotableEventOut.of(event) for event in overview.events],
+            unregistered_jobs=[UnregisteredJobOut.of(item) for item in overview.unregistered],
         )

@@ -103,6 +103,9 @@ def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
     def per_job(values: Iterable[tuple[str, float | None]]) -> tuple[tuple[tuple[str], float], ...]:
         return tuple(((name,), value) for name, value in values if value is not None)
 
+    def flags(values: Iterable[tuple[str, str | None]]) -> tuple[tuple[tuple[str], float], ...]:
+        return tuple(((name,), float(window is not None)) for name, window in values)
+
     return [
         Gauge(
             "tenure_job_status",
@@ -136,6 +139,22 @@ def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
             "1 when the job's last run took more than half its interval.",
             ("job",),
             per_job((item.job.name, float(item.status.slow)) for item in jobs),
+        ),
+        Gauge(
+            "tenure_job_interrupted",
+            "1 when the job's latest window was left by a run that died (not completed, its "
+            "lease no longer held by that run); registered and unregistered jobs.",
+            ("job",),
+            per_job(
+                [
+                    (item.job.name, float(item.status.interrupted_window is not None))
+                    for item in jobs
+                ]
+                + [
+                    (item.name, float(item.interrupted_window is not None))
+                    for item in overview.unregistered
+                ]
+            ),
         ),
         Gauge(
             "tenure_lease_holding_age_seconds",

@@ -4,7 +4,7 @@ one read of the facts, at the database clock."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from tenure_server.db.jobs import JobsRepository
@@ -19,6 +19,7 @@ from tenure_server.domain.status import (
     JobStatus,
     LeaseAge,
     expect,
+    interrupted_window,
     job_status,
     lease_age,
 )
@@ -27,6 +28,8 @@ from tenure_server.domain.status import (
 JOB_PAGE = 500
 MAX_JOBS = 5000
 OPEN_ALERTS_LIMIT = 1000
+# Unregistered jobs the overview lists: beyond this many, register them or read GET /v1/jobs.
+MAX_UNREGISTERED = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +43,26 @@ class Evaluated:
 
 
 @dataclass(frozen=True, slots=True)
+class Unregistered:
+    """A job that claimed windows but is not registered: no schedule, so no status; only its
+    latest windows."""
+
+    name: str
+    facts: JobFacts
+
+    @property
+    def interrupted_window(self) -> str | None:
+        return interrupted_window(self.facts)
+
+
+@dataclass(frozen=True, slots=True)
 class Overview:
     now: datetime
     jobs: list[Evaluated]
     leases: list[LeaseAge]
     alerts: list[OpenAlert]
     events: list[NotableEvent]
+    unregistered: list[Unregistered] = field(default_factory=list)
 
 
 class StatusReader:
@@ -70,6 +87,14 @@ class StatusReader:
                 break
             after = page[-1].name
         return found[:MAX_JOBS]
+
+    async def unregistered(
+        self, after: str, prefix: str, prefix_end: str | None, limit: int
+    ) -> list[Unregistered]:
+        """Up to `limit` jobs that ran unregistered, in name order after `after`, under `prefix`."""
+        names = await self._jobs.unregistered_jobs(after, prefix, prefix_end, limit)
+        facts = await self._jobs.window_facts(names, []) if names else {}
+        return [Unregistered(name, facts.get(name, JobFacts())) for name in names]
 
     async def evaluate(
         self, jobs: Sequence[Job], now: datetime, extra: Sequence[tuple[str, str]] = ()
@@ -113,4 +138,5 @@ class StatusReader:
             leases=await self.lease_ages(stuck_after, lease_limit),
             alerts=await self._monitoring.open_alerts(OPEN_ALERTS_LIMIT),
             events=await self._monitoring.recent_events(event_limit),
+            unregistered=await self.unregistered("", "", None, MAX_UNREGISTERED),
         )

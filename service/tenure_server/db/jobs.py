@@ -50,6 +50,13 @@ class JobsRepository(Statements):
             _job(row) for row in await self._fetch("list_jobs", after, prefix, prefix_end, limit)
         ]
 
+    async def unregistered_jobs(
+        self, after: str, prefix: str, prefix_end: str | None, limit: int
+    ) -> list[str]:
+        """Names of jobs with windows but no live registration, in name order (as list_jobs)."""
+        rows = await self._fetch("unregistered_jobs", after, prefix, prefix_end, limit)
+        return [row["job"] for row in rows]
+
     async def window_facts(
         self, jobs: Sequence[str], named: Sequence[tuple[str, str]]
     ) -> dict[str, JobFacts]:

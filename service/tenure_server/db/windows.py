@@ -80,6 +80,7 @@ def window_of(row: Record) -> Window:
         attempt=row["attempts"],
         started_at=row["started_at"],
         completed_at=row["completed_at"],
+        interrupted=bool(row["interrupted"]),
     )
 
 

@@ -103,6 +103,8 @@ class JobStatus:
     last_duration_seconds: float | None
     running_window: str | None
     running_for_seconds: float | None
+    # The latest started window, when the run that claimed it died without completing it.
+    interrupted_window: str | None
     # The last run took more than half the interval: overlap is no longer hypothetical.
     slow: bool
 
@@ -116,6 +118,12 @@ def running_window(facts: JobFacts) -> WindowFacts | None:
     """The run in progress: the latest started window, if its holding still holds the lease."""
     started = facts.last_started
     return started if started is not None and started.running else None
+
+
+def interrupted_window(facts: JobFacts) -> str | None:
+    """The latest started window's key, if the run that claimed it died before completing it."""
+    started = facts.last_started
+    return started.window.window if started is not None and started.window.interrupted else None
 
 
 def overrunning(job: Job, facts: JobFacts, now: datetime) -> bool:
@@ -158,6 +166,7 @@ def job_status(job: Job, expectation: Expectation, facts: JobFacts, now: datetim
         last_duration_seconds=duration,
         running_window=None if running is None else running.window.window,
         running_for_seconds=None if running is None else run_seconds(running.window, now),
+        interrupted_window=interrupted_window(facts),
         slow=duration is not None and duration > expectation.interval_seconds / 2,
     )
 

@@ -19,6 +19,8 @@ from tenure_server.domain.errors import (
     WindowNotDue,
 )
 
+WindowState = Literal["running", "interrupted", "completed"]
+
 
 @dataclass(frozen=True, slots=True)
 class Window:
@@ -30,10 +32,20 @@ class Window:
     attempt: int
     started_at: datetime
     completed_at: datetime | None
+    # Not completed, and the holding that claimed it no longer holds its lease (by the database
+    # clock, when read): the run died. A new claim makes it running again.
+    interrupted: bool = False
 
     @property
     def status(self) -> Literal["running", "completed"]:
         return "running" if self.completed_at is None else "completed"
+
+    @property
+    def state(self) -> WindowState:
+        """`status`, telling a run that died from one in progress."""
+        if self.completed_at is not None:
+            return "completed"
+        return "interrupted" if self.interrupted else "running"
 
 
 @dataclass(frozen=True, slots=True)

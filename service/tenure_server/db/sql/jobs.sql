@@ -75,11 +75,36 @@ SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtim
  ORDER BY name
  LIMIT $4;
 
+-- name: unregistered_jobs
+-- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
+-- $4 limit. Names of jobs that claimed windows but have no live registration (never registered,
+-- or deleted), in name order: a loose index scan of job_windows on its primary key (job leading),
+-- one index descent per distinct job name, so a table of millions of windows is never read
+-- through. The walk stops once $4 such names are found. A read; names are "C"-collated, so the
+-- order and the prefix range are those of list_jobs, and pages of both merge by name.
+WITH RECURSIVE walk (job, unregistered, found) AS (
+    SELECT $1::text COLLATE "C", false, 0
+    UNION ALL
+    SELECT next.job, next.unregistered, walk.found + next.unregistered::int
+      FROM walk
+     CROSS JOIN LATERAL (
+        SELECT w.job,
+               NOT EXISTS (SELECT 1 FROM jobs AS j
+                            WHERE j.name = w.job AND j.deleted_at IS NULL) AS unregistered
+          FROM job_windows AS w
+         WHERE w.job > walk.job AND w.job >= $2 AND ($3::text IS NULL OR w.job < $3)
+         ORDER BY w.job
+         LIMIT 1) AS next
+     WHERE walk.found < $4
+)
+SELECT job FROM walk WHERE unregistered ORDER BY job;
+
 -- name: window_facts
 -- $1 jobs (text[]), $2 and $3 (job, window key) pairs as two text[] of one length.
 -- A read, one snapshot: for each job its latest completed and latest started window (index
 -- scans, LIMIT 1), and the windows named by the pairs; each with whether the holding that claimed
--- it still holds its lease by the database clock.
+-- it still holds its lease by the database clock (lease_held), and
+-- whether it is interrupted (migration 0010).
 WITH picked AS (
     SELECT 'completed' AS role, w.*
       FROM unnest($1::text[]) AS j(job)
@@ -101,7 +126,9 @@ SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts,
        p.completed_at,
        EXISTS (SELECT 1 FROM leases AS l
                 WHERE l.name = p.lease AND l.holder = p.holder AND l.generation = p.generation
-                  AND l.expires_at > now()) AS lease_held
+                  AND l.expires_at > now()) AS lease_held,
+       tenure_window_interrupted_v1(p.lease, p.holder, p.generation, p.completed_at, now())
+           AS interrupted
   FROM picked AS p;
 
 -- name: job_events

@@ -42,7 +42,9 @@ RETURNING job, window_key, lease, holder, generation, attempts, started_at, comp
     INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt)
     SELECT job, 'claimed', window_key, lease, holder, generation, attempts FROM claimed
 )
-SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+-- Not interrupted: the holding that claimed it holds its lease (share-locked above).
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at,
+       false AS interrupted
   FROM claimed;
 
 -- name: complete_window
@@ -68,7 +70,8 @@ RETURNING job, window_key, lease, holder, generation, attempts, started_at, comp
            round(extract(epoch FROM completed_at - started_at)::numeric, 3) || ' s'
       FROM completed
 )
-SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at,
+       false AS interrupted
   FROM completed;
 
 -- name: explain_window
@@ -76,9 +79,12 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
 -- claim_window (NULL and 0 after a completion).
 -- A read taken after a claim or completion wrote nothing, to say why. It decides nothing.
 -- lease_principal is the principal bound to the holding named, if that holding exists; due is
--- claim_window's test of the occurrence, and now the clock it was made by.
+-- claim_window's test of the occurrence, and now the clock it was made by; interrupted as for
+-- get_window.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at, now() AS now,
+       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+           AS interrupted,
        ($7::timestamptz IS NULL OR $7 <= now() + make_interval(secs => $8)) AS due,
        EXISTS (SELECT 1 FROM leases
                 WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > now()
@@ -92,15 +98,24 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
   LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2;
 
 -- name: get_window
--- $1 job, $2 window. A plain read.
-SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
-  FROM job_windows
- WHERE job = $1 AND window_key = $2;
+-- $1 job, $2 window. A plain read. interrupted: the run that claimed the window died without
+-- completing it, by the database clock (migration 0010). It decides nothing; a claim by a live
+-- holding (claim_window) makes the window running again.
+SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
+       w.completed_at,
+       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+           AS interrupted
+  FROM job_windows AS w
+ WHERE w.job = $1 AND w.window_key = $2;
 
 -- name: list_windows
 -- $1 job, $2 before (cursor) or NULL, $3 limit. Newest window key first; keyset pagination.
-SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at
-  FROM job_windows
- WHERE job = $1 AND ($2::text IS NULL OR window_key < $2)
- ORDER BY window_key DESC
+-- A read; interrupted as for get_window, one lease lookup (primary key) per window listed.
+SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
+       w.completed_at,
+       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+           AS interrupted
+  FROM job_windows AS w
+ WHERE w.job = $1 AND ($2::text IS NULL OR w.window_key < $2)
+ ORDER BY w.window_key DESC
  LIMIT $3;
