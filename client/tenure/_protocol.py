@@ -276,6 +276,8 @@ def list_jobs(prefix: str, limit: int | None, cursor: str | None) -> Request[Pag
     params = _page_params(limit, cursor)
     if prefix:
         params["prefix"] = prefix
+    # Registered jobs only: an unregistered one has no schedule (the overview lists those).
+    params["unregistered"] = "false"
     return Request("GET", "/v1/jobs", _job_page, params=params)
 
 

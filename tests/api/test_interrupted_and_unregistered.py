@@ -74,7 +74,7 @@ async def test_jobs_that_ran_unregistered_are_listed_without_a_status(
     api: httpx.AsyncClient, database_url: str
 ) -> None:
     """Jobs with windows but no registration (never, or deleted) come with their latest windows
-    in the overview and, on request, in GET /v1/jobs merged in name order, page by page."""
+    in the overview and in GET /v1/jobs, merged in name order, page by page."""
     await put(api, "b-registered", MINUTELY)
     await put(api, "d-deleted", MINUTELY)
     lease = await held(api, "work", "w")
@@ -85,9 +85,9 @@ async def test_jobs_that_ran_unregistered_are_listed_without_a_status(
     assert (await api.delete("/v1/jobs/d-deleted")).status_code == 204
     await expire(database_url, "work")
 
-    default = (await api.get("/v1/jobs")).json()
-    assert [item["name"] for item in default["items"]] == ["b-registered"]
-    everything = (await api.get("/v1/jobs", params={"unregistered": "true"})).json()
+    registered = (await api.get("/v1/jobs", params={"unregistered": "false"})).json()
+    assert [item["name"] for item in registered["items"]] == ["b-registered"]
+    everything = (await api.get("/v1/jobs")).json()
     names = ["a-adhoc", "b-registered", "c-adhoc", "d-deleted", "e-adhoc"]
     assert [item["name"] for item in everything["items"]] == names
     assert [item["registered"] for item in everything["items"]] == [

@@ -88,10 +88,10 @@ async def list_jobs(
         bool,
         Query(
             description="Also list jobs that claimed windows but are not registered "
-            "(`registered: false`, no schedule nor status). Off by default: SDKs older than "
-            "the field require a schedule in every entry."
+            "(`registered: false`, no schedule nor status). `false` for SDKs older than the "
+            "field, whose `list_jobs` requires a schedule in every entry."
         ),
-    ] = False,
+    ] = True,
 ) -> JobPage:
     """Jobs in name order with their status, optionally under a name prefix."""
     caller.require("reader", "list jobs")
