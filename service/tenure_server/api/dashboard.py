@@ -12,6 +12,7 @@ from importlib.resources import files
 
 from tenure.durations import duration, relative
 from tenure_server.app.status import Evaluated, Overview
+from tenure_server.app.stream_wire import EVENT_TYPES, to_json
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import NotableEvent
 from tenure_server.domain.status import JOB_STATES, LeaseAge
@@ -51,17 +52,19 @@ section { background:var(--card); border:1px solid var(--line); border-radius:10
   margin:0 0 1.2rem; overflow:hidden; }
 section h2 { font-size:1rem; margin:0; padding:.8rem 1rem; border-bottom:1px solid var(--line); }
 table { width:100%; border-collapse:collapse; }
-th, td { text-align:left; padding:.5rem 1rem; border-bottom:1px solid var(--line);
-  vertical-align:top; white-space:nowrap; }
+/* Cells wrap, and a long name breaks anywhere: the tables fit their card (a late job's current
+   window and deadline must never be scrolled out of sight). */
+th, td { text-align:left; padding:.5rem .75rem; border-bottom:1px solid var(--line);
+  vertical-align:top; }
+td.name { overflow-wrap:anywhere; min-width:8rem; }
 th { color:var(--muted); font-weight:600; font-size:.8rem; text-transform:uppercase;
   letter-spacing:.04em; }
 tr:last-child td { border-bottom:0; }
-td.wrap { white-space:normal; }
 .name { font-weight:600; }
 .muted { color:var(--muted); }
 .mono { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:.88rem; }
 .pill { display:inline-block; padding:.1rem .6rem; border-radius:999px; font-weight:600;
-  font-size:.82rem; }
+  font-size:.82rem; white-space:nowrap; }
 .pill.ok { color:var(--ok); background:var(--ok-bg); }
 .pill.running { color:var(--running); background:var(--running-bg); }
 .pill.late { color:var(--late); background:var(--late-bg); }
@@ -78,8 +81,15 @@ td.wrap { white-space:normal; }
 .live[data-state="reconnecting"]::before, .live[data-state="connecting"]::before {
   color:var(--late); }
 tr.changed td { animation:changed 3s ease-out; }
+@media (max-width: 800px) { header { padding:1rem 1rem .4rem; } main { padding:0 1rem 1rem; }
+  th, td { padding:.4rem .5rem; } }
 @keyframes changed { from { background:var(--running-bg); } }
 """
+
+
+def plural(count: int, noun: str) -> str:
+    """ "1 open alert", "2 open alerts"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _when(moment: datetime | None, now: datetime) -> str:
@@ -102,6 +112,7 @@ def _job_row(item: Evaluated, now: datetime) -> str:
         last = (
             f'<span class="mono">{escape(status.last_completed_window)}</span> '
             f'<span class="muted">{_when(status.last_completed_at, now)}</span>'
+            f'<br><span class="muted">took</span> {took}'
         )
     current = '<span class="muted">—</span>'
     if status.status not in ("ok", "new"):
@@ -117,7 +128,7 @@ def _job_row(item: Evaluated, now: datetime) -> str:
         f'<td class="name">{escape(job.name)}</td>'
         f'<td title="{escape(STATUS_TEXT[status.status])}">{_pill(status.status)}</td>'
         f'<td class="mono">{schedule}</td>'
-        f"<td>{last}</td><td>{took}</td>"
+        f"<td>{last}</td>"
         f"<td>{_when(status.expectation.next_occurrence, now)}</td>"
         f"<td>{current}</td></tr>"
     )
@@ -144,7 +155,7 @@ def _alert_row(item: OpenAlert, now: datetime) -> str:
     return (
         f'<tr data-alert="{escape(alert.kind)}"><td>{_pill("alert", alert.kind)}</td>'
         f'<td class="name">{escape(alert.subject)}</td><td class="mono">{escape(alert.window)}</td>'
-        f'<td class="wrap">{escape(alert.summary)}</td><td>{_when(item.opened_at, now)}</td></tr>'
+        f"<td>{escape(alert.summary)}</td><td>{_when(item.opened_at, now)}</td></tr>"
     )
 
 
@@ -157,7 +168,7 @@ def _event_row(event: NotableEvent, now: datetime) -> str:
     return (
         f"<tr><td>{_when(event.at, now)}</td><td>{escape(event.scope)}</td>"
         f'<td class="name">{escape(event.subject)}</td><td>{escape(event.kind)}</td>'
-        f'<td class="wrap">{escape(" · ".join(part for part in parts if part))}</td></tr>'
+        f"<td>{escape(' · '.join(part for part in parts if part))}</td></tr>"
     )
 
 
@@ -181,7 +192,7 @@ def render(overview: Overview) -> str:
     if stuck:
         chips += _pill("stuck", f"{stuck} stuck")
     if overview.alerts:
-        chips += _pill("alert", f"{len(overview.alerts)} open alerts")
+        chips += _pill("alert", plural(len(overview.alerts), "open alert"))
     sections = [
         _table(
             "Jobs",
@@ -190,7 +201,6 @@ def render(overview: Overview) -> str:
                 "Status",
                 "Schedule",
                 "Last completed",
-                "Last duration",
                 "Next occurrence",
                 "Current window",
             ],
@@ -231,5 +241,6 @@ def render(overview: Overview) -> str:
         f"<span id='live' class='live' data-state='off'>refreshes every {REFRESH_SECONDS} s"
         "</span></header>"
         f"<main><div class='chips'>{chips}</div>{''.join(sections)}</main>"
-        f"<script id='live-updates'>{SCRIPT}</script></body></html>"
+        f"<script id='live-updates' data-events='{escape(to_json(EVENT_TYPES))}'>{SCRIPT}"
+        "</script></body></html>"
     )
