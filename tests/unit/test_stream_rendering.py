@@ -1,6 +1,6 @@
 """Every type the stream sends is shown by each of its readers: `tenure status --watch`
-(`render_event`) and /ui's script (dashboard.js, handed the service's one list); and the page's
-chips count in words a person would write."""
+(`render_event`) and /ui's script (dashboard.js, handed the service's one list), and documented
+in docs/monitoring.md; and the page's chips count in words a person would write."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 from html import unescape
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from tenure_server.domain.events import Event
 from tests.unit.test_event_hub import ONE_OF_EACH
 
 NOW = datetime(2026, 9, 25, 3, 0, tzinfo=UTC)
+MONITORING_DOC = Path(__file__).resolve().parents[2] / "docs" / "monitoring.md"
 
 
 def words(line: str) -> set[str]:
@@ -54,6 +56,13 @@ def test_the_pages_script_follows_every_streamed_type() -> None:
     assert "lease.force_released" in EVENT_TYPES
     for kind in EVENT_TYPES:
         assert f'"{kind}"' not in dashboard.SCRIPT
+
+
+def test_every_streamed_type_is_documented() -> None:
+    """docs/monitoring.md's table of stream events has a row naming each streamed type."""
+    rows = [line for line in MONITORING_DOC.read_text().splitlines() if line.startswith("| `")]
+    for kind in EVENT_TYPES:
+        assert any(f"`{kind}`" in row.split(" | ")[0] for row in rows), kind
 
 
 def alerts(count: int) -> list[OpenAlert]:
