@@ -62,7 +62,8 @@ async def test_a_fence_rejection_needs_both_its_names_in_the_readers_namespaces(
     """billing-reader (namespace `billing.`) is not sent the rejection of `ops.ledger` under
     lease `billing.close` (its lease only), nor of `billing.ledger` under `ops.sync` (its
     resource only); it is sent the one of `billing.ledger` under `billing.close`. An admin
-    stream gets all three, in order."""
+    stream gets all three, in order. The overview's recent events show the reader that one
+    only."""
     settings = Settings(database_url=database_url, tokens=SecretStr(tokens_toml()))
     client = bearer("every-client")
     refused = [
@@ -88,7 +89,13 @@ async def test_a_fence_rejection_needs_both_its_names_in_the_readers_namespaces(
             problem(answer, 422, "unknown-generation")
         seen_by_admin = [await admin.until("fence.rejected") for _ in refused]
         seen_by_reader = await reader.until("fence.rejected")
+        overview = await api.get("/v1/overview", headers=bearer("billing-reader"))
 
     assert [(e.data["resource"], e.data["lease"]) for e in seen_by_admin] == refused
     assert (seen_by_reader.data["resource"], seen_by_reader.data["lease"]) == refused[2]
     assert seen_by_reader.data["reason"] == "unknown_generation"
+    # The overview's recent events (/ui, `tenure status`) apply the same rule.
+    fences = [event for event in overview.json()["events"] if event["scope"] == "fence"]
+    assert [(event["subject"], event["detail"].split(",")[0]) for event in fences] == [
+        ("billing.ledger", "lease billing.close")
+    ]
