@@ -1,9 +1,11 @@
 """A "payments" API that refuses payouts from a job that lost its lease (FastAPI, PostgreSQL).
 
     scripts/serve                                          # terminal 1: Tenure on :8080
-    .venv/bin/uvicorn --factory examples.payments_api:create_app --port 8081   # terminal 2
+    TENURE_URL=http://127.0.0.1:8080 \\
+        .venv/bin/uvicorn --factory examples.payments_api:create_app --port 8081   # terminal 2
     TENURE_URL=http://127.0.0.1:8080 PAYMENTS_URL=http://127.0.0.1:8081 \\
         .venv/bin/python examples/daily_close.py 2026-09-25                      # terminal 3
+    .venv/bin/tenure status --watch          # terminal 4 (optional): refusals as they happen
 
 The API keeps its payouts in its own PostgreSQL: `$PAYMENTS_DATABASE_URL`, or, when unset, an
 embedded one in `.tenure/payments-pgdata` (pgserver, from the `server` extra). The fence it keeps
