@@ -1,13 +1,19 @@
 """A "payments" API that refuses payouts from a job that lost its lease (FastAPI, PostgreSQL).
 
     scripts/serve                                          # terminal 1: Tenure on :8080
-    .venv/bin/uvicorn --factory examples.payments_api:create_app --port 8081   # terminal 2
+    TENURE_URL=http://127.0.0.1:8080 \\
+        .venv/bin/uvicorn --factory examples.payments_api:create_app --port 8081   # terminal 2
     TENURE_URL=http://127.0.0.1:8080 PAYMENTS_URL=http://127.0.0.1:8081 \\
         .venv/bin/python examples/daily_close.py 2026-09-25                      # terminal 3
+    .venv/bin/tenure status --watch          # terminal 4 (optional): refusals as they happen
 
 The API keeps its payouts in its own PostgreSQL: `$PAYMENTS_DATABASE_URL`, or, when unset, an
-embedded one in `.tenure/payments-pgdata` (pgserver, from the `server` extra). It never talks to
-Tenure: the fence it keeps is in its own database.
+embedded one in `.tenure/payments-pgdata` (pgserver, from the `server` extra). The fence it keeps
+is in its own database. With `$TENURE_URL` set (as in terminal 3; `$TENURE_TOKEN` too when
+Tenure has authentication on: a client of the lease's and of `payouts`' namespaces), each token is
+first verified with Tenure as well (`RemoteFenceStore`), so that a refused payout shows where
+operators look: a `fence.rejected` event on Tenure's stream, in `tenure status --watch` and on
+/ui. The check in the payout's own transaction is still what makes the write safe.
 
 Every POST needs `Fencing-Token: <lease>/<generation>` (FencingMiddleware answers 428, 400 or
 409 otherwise, before the handler runs) and an `Idempotency-Key`. The payout is written in the
@@ -16,11 +22,11 @@ replicas of this API a payout from generation 7 cannot land after one from gener
 fence covers every payout (`resource=`): once a newer holder of the job paid any store, the old
 one is refused for all of them. A repeated idempotency key returns the first payout (200).
 
-`create_app` takes two options that tests and the chaos harness use (they run this API as
-their fenced downstream app, through tests/support/payments.py): `fences`, the store to keep
-the fences in instead (a `MemoryFenceStore`, a `RemoteFenceStore`: they check in front of the
-handler, so the payout commits in a transaction of its own), and `resource`, what one fence
-covers instead of every payout.
+`create_app` takes options that tests and the chaos harness use (they run this API as their
+fenced downstream app, through tests/support/payments.py): `fences`, the store to keep the
+fences in instead (a `MemoryFenceStore`, a `RemoteFenceStore`: they check in front of the
+handler, so the payout commits in a transaction of its own), `resource`, what one fence covers
+instead of every payout, and `tenure_url`, Tenure's URL instead of `$TENURE_URL` ("": none).
 """
 
 # No `from __future__ import annotations`: FastAPI reads the handlers' annotations at runtime,
@@ -36,10 +42,11 @@ import asyncpg
 from fastapi import Depends, FastAPI, Header, Response
 from pydantic import BaseModel, Field
 
-from tenure import FenceStore, FencingMiddleware, accepted_token
+from tenure import AsyncTenure, FenceStore, FencingMiddleware, RemoteFenceStore, accepted_token
 from tenure.pg import PooledConnection, PostgresFenceStore
 
 ENV_DATABASE_URL = "PAYMENTS_DATABASE_URL"
+ENV_TENURE_URL = "TENURE_URL"
 EMBEDDED_DATA_DIR = Path(".tenure/payments-pgdata")  # .tenure/ is git-ignored
 
 SCHEMA = """
@@ -102,9 +109,14 @@ def create_app(
     *,
     fences: FenceStore | None = None,
     resource: Callable[[MutableMapping[str, Any]], str] = every_payout,
+    tenure_url: str | None = None,
 ) -> FastAPI:
     """The payments API on the database at `url` (default: see `database_url`), its fences in
-    that database unless `fences` is given (see the module's docstring)."""
+    that database unless `fences` is given, verified with Tenure first when `tenure_url` (or
+    `$TENURE_URL`) is set (see the module's docstring)."""
+    if tenure_url is None:
+        tenure_url = os.environ.get(ENV_TENURE_URL)
+    tenure = AsyncTenure.from_env(tenure_url) if tenure_url and fences is None else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -114,6 +126,8 @@ def create_app(
                 await store.ensure_schema()
             await pool.execute(SCHEMA)
             yield
+        if tenure is not None:
+            await tenure.aclose()
 
     async def transaction() -> AsyncIterator[PooledConnection]:
         """A transaction of its own, for a payout whose fence is kept elsewhere."""
@@ -158,4 +172,6 @@ def create_app(
         return [Payout.model_validate(dict(row)) for row in rows]
 
     app.add_middleware(FencingMiddleware, store=store, resource=resource)
+    if tenure is not None:  # added last, so it runs first: Tenure sees (and streams) refusals
+        app.add_middleware(FencingMiddleware, store=RemoteFenceStore(tenure), resource=resource)
     return app

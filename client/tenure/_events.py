@@ -49,7 +49,7 @@ DEFAULT_IDLE_TIMEOUT = 60.0
 DEFAULT_STREAM_RETRY = RetryPolicy(attempts=10, backoff=0.5, max_backoff=5.0)
 
 # The data field that names what an event is about, by the event type's prefix.
-_NAME_FIELDS = {"lease": "lease", "window": "job", "alert": "subject"}
+_NAME_FIELDS = {"lease": "lease", "window": "job", "fence": "resource", "alert": "subject"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +112,8 @@ class SSEParser:
 
 @dataclass(frozen=True, slots=True)
 class StreamEvent:
-    """One event of the stream: `type` (`lease.acquired`, `window.claimed`, `alert.opened`, …,
+    """One event of the stream: `type` (`lease.acquired`, `window.claimed`, `fence.rejected`,
+    `alert.opened`, …,
     the service's control events `stream.reset` and `stream.dropped`, or the client's own
     `stream.connected`), its JSON `data`, and its `id` (None for control events). The
     properties read the usual fields of `data`."""
@@ -136,7 +137,8 @@ class StreamEvent:
 
     @property
     def name(self) -> str | None:
-        """The lease (lease events), job (window events) or subject (alerts) it is about."""
+        """The lease (lease events), job (window events), resource (fence rejections) or
+        subject (alerts) it is about."""
         key = _NAME_FIELDS.get(self.type.partition(".")[0])
         return None if key is None else self._text(key)
 

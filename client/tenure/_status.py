@@ -114,21 +114,33 @@ def _holding(event: StreamEvent) -> str:
     return text
 
 
+def _fence_rejection(event: StreamEvent) -> str:
+    data = event.data
+    text = f"lease {data.get('lease')} generation {event.generation} refused: {data.get('reason')}"
+    highest = data.get("highest")
+    return text if highest is None else f"{text}, highest {highest}"
+
+
 def render_event(event: StreamEvent) -> str:
-    """One line: when, type, name, then the holding (leases), the window (windows) or the
-    summary (alerts)."""
+    """One line: when, type, name, then the holding (leases; who forced a force-release), the
+    window (windows), the refused token and why (fence rejections) or the alert."""
     at = event.at
     when = "-" if at is None else at.isoformat(timespec="seconds")
     kind = event.type.partition(".")[0]
     if kind == "lease":
         detail = _holding(event)
+        actor = event.data.get("actor")
+        if actor is not None:
+            detail += f" by {actor}"
+    elif kind == "fence":
+        detail = _fence_rejection(event)
     elif kind == "window":
         detail = f"window {event.window} attempt {event.data.get('attempt')} {_holding(event)}"
         took = event.data.get("duration_seconds")
         if isinstance(took, int | float):
             detail += f" took {duration(took)}"
     elif kind == "alert":
-        detail = f"window {event.window}: {event.data.get('summary', '')}"
+        detail = f"{event.data.get('kind')} window {event.window}: {event.data.get('summary', '')}"
     else:
         detail = str(event.data.get("detail", ""))
     return f"{when}  {event.type}  {event.name or '-'}  {detail}".rstrip()

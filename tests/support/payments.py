@@ -4,7 +4,8 @@ examples/payments_api.py, run as a process of its own.
     python -m tests.support.payments PORT DATABASE_URL [--fences postgres|memory|remote]
         [--tenure-url URL] [--fence-per-lease]
 
-Its payouts are in the PostgreSQL at DATABASE_URL; its fences there too (the default), in this
+Its payouts are in the PostgreSQL at DATABASE_URL; its fences there too (the default: verified
+with Tenure at --tenure-url first when given, as the example does with $TENURE_URL), in this
 process's memory, or checked with Tenure at --tenure-url (remote). --fence-per-lease gives each
 lease a fence of its own (the chaos harness's leases guard independent resources) instead of
 one over every payout. Every accepted payout is a row of `payouts`, its `fencing_token` the
@@ -105,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         options.database_url,
         fences=_store(options.fences, options.tenure_url),
         resource=lease_of_token if options.fence_per_lease else every_payout,
+        tenure_url=options.tenure_url or "",  # Tenure only when told, never from $TENURE_URL
     )
     uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
 

@@ -61,17 +61,20 @@ async def test_batches_stay_under_the_notification_limit_and_keep_the_order() ->
 
 
 def test_only_the_streamed_events_are_buffered() -> None:
-    """Refusals, fence decisions and successful renewals are not on the stream."""
+    """Refused acquires (skipped runs), fence acceptances and successful renewals are not on
+    the stream; fence rejections are."""
     hub = EventHub(StreamConfig())
     hub.record(LeaseEvent("refused", "a", "h", None))
     hub.record(FenceEvent("resource", "a", 1))
     assert list(hub.take_batches()) == []
     hub.record(WindowEvent("claimed", "job", "w", "job", "h", 1, 1))
+    hub.record(FenceEvent("resource", "a", 1, "stale_generation", 2))
     hub.record(AlertEvent("opened", "missed", "job", "w", "missed"))
     ((payload, count),) = hub.take_batches()
-    assert count == 2
+    assert count == 3
     assert [line.split("\t")[3] for line in payload.split("\n")] == [
         "window.claimed",
+        "fence.rejected",
         "alert.opened",
     ]
 
@@ -114,6 +117,33 @@ async def test_resuming_replays_what_followed_the_given_event_for_this_subscribe
     unknown = target.subscribe(everything, "elsewhere-7")
     (reset,) = await frames(unknown)
     assert json.loads(reset.split("data: ")[1])["reason"] == "history-gap"
+
+
+async def test_a_fence_rejection_is_seen_only_by_readers_of_its_resource_and_lease() -> None:
+    """A fence rejection names two names: another replica hands it, live and when resuming,
+    only to a stream that may see both the resource and the lease (as verify requires both)."""
+    source, target = EventHub(StreamConfig()), EventHub(StreamConfig())
+    both = target.subscribe(lambda name: name.startswith("billing."), None)
+    resource_only = target.subscribe(lambda name: name == "billing.ledger", None)
+    lease_only = target.subscribe(lambda name: name == "billing.close", None)
+    source.record(acquired("billing.close"))
+    source.record(FenceEvent("billing.ledger", "billing.close", 1, "stale_generation", 2))
+    source.record(FenceEvent("ops.ledger", "billing.close", 1, "lease_mismatch"))
+    carry(source, target)
+    (rejected,) = [frame for frame in await frames(both) if "fence.rejected" in frame]
+    assert json.loads(rejected.split("data: ")[1]) | {"at": None} == {
+        "type": "fence.rejected",
+        "at": None,
+        "resource": "billing.ledger",
+        "lease": "billing.close",
+        "generation": 1,
+        "reason": "stale_generation",
+        "highest": 2,
+    }
+    assert await frames(resource_only) == []
+    assert [frame.split("\n")[1] for frame in await frames(lease_only)] == ["event: lease.acquired"]
+    resumed = target.subscribe(lambda name: name.startswith("billing."), f"{source.publisher}-1")
+    assert [frame.split("\n")[1] for frame in await frames(resumed)] == ["event: fence.rejected"]
 
 
 async def test_a_full_queue_drops_the_subscriber_and_forgets_it() -> None:
@@ -213,17 +243,22 @@ def test_an_event_too_large_for_a_notification_is_dropped_and_counted() -> None:
     assert payload.startswith("R\tan event too large")
 
 
+# One event of each streamed type (tests/unit/test_status_watch_lines.py renders each too).
+ONE_OF_EACH: list[Event] = [
+    LeaseEvent("acquired", "a", "h", 1),
+    LeaseEvent("taken_over", "a", "h", 2, "g", 1),
+    LeaseEvent("released", "a", "h", 1),
+    LeaseEvent("renew_refused", "a", "h", 1),
+    LeaseEvent("force_released", "a", "(force-released)", 3, "h", 2, "admin"),
+    WindowEvent("claimed", "job", "w", "job", "h", 1, 1),
+    WindowEvent("completed", "job", "w", "job", "h", 1, 1, 2.0),
+    FenceEvent("ledger", "a", 1, "stale_generation", 2),
+    AlertEvent("opened", "missed", "job", "w", "missed"),
+    AlertEvent("resolved", "missed", "job", "w", "completed"),
+]
+
+
 def test_the_documented_types_are_exactly_the_streamed_ones() -> None:
     """EVENT_TYPES (in OpenAPI) names each type the stream sends, and no other."""
-    events: list[Event] = [
-        LeaseEvent("acquired", "a", "h", 1),
-        LeaseEvent("taken_over", "a", "h", 2, "g", 1),
-        LeaseEvent("released", "a", "h", 1),
-        LeaseEvent("renew_refused", "a", "h", 1),
-        WindowEvent("claimed", "job", "w", "job", "h", 1, 1),
-        WindowEvent("completed", "job", "w", "job", "h", 1, 1, 2.0),
-        AlertEvent("opened", "missed", "job", "w", "missed"),
-        AlertEvent("resolved", "missed", "job", "w", "completed"),
-    ]
-    found = [streamed(event, 0.0) for event in events]
+    found = [streamed(event, 0.0) for event in ONE_OF_EACH]
     assert sorted(item[1]["type"] for item in found if item is not None) == sorted(EVENT_TYPES)

@@ -53,7 +53,32 @@ AT = "2026-12-04T19:00:00+00:00"
                 "window": "2026-12-04",
                 "summary": "deadline passed",
             },
-            f"{AT}  alert.opened  send-invoices  window 2026-12-04: deadline passed",
+            f"{AT}  alert.opened  send-invoices  missed window 2026-12-04: deadline passed",
+        ),
+        (
+            "fence.rejected",
+            {
+                "resource": "payouts",
+                "lease": "daily-close",
+                "generation": 1,
+                "reason": "stale_generation",
+                "highest": 2,
+            },
+            f"{AT}  fence.rejected  payouts  lease daily-close generation 1 refused:"
+            " stale_generation, highest 2",
+        ),
+        (
+            "lease.force_released",
+            {
+                "lease": "close-day",
+                "holder": "(force-released)",
+                "generation": 8,
+                "previous_holder": "w1",
+                "previous_generation": 7,
+                "actor": "admin",
+            },
+            f"{AT}  lease.force_released  close-day  holder (force-released) generation 8"
+            " (was w1 generation 7) by admin",
         ),
         (
             "stream.reset",
@@ -63,6 +88,7 @@ AT = "2026-12-04T19:00:00+00:00"
     ],
 )
 def test_one_line_per_event(kind: str, data: dict[str, Any], line: str) -> None:
-    """Time, type, name, then the holding, the window or the alert's summary."""
+    """Time, type, name, then the holding (and who forced it), the window, the refused token and
+    why, or the alert's kind and summary."""
     event = StreamEvent("1", kind, {"type": kind, "at": AT, **data})
     assert render_event(event) == line

@@ -5,10 +5,8 @@
 "use strict";
 (() => {
   const STREAM = "/v1/events/stream";
-  const CHANGES = [
-    "lease.acquired", "lease.taken_over", "lease.released", "lease.lost",
-    "window.claimed", "window.completed", "alert.opened", "alert.resolved",
-  ];
+  // Every streamed type, handed by dashboard.py from the service's one list (stream_wire.py).
+  const CHANGES = JSON.parse(document.currentScript.dataset.events);
   const DEBOUNCE_MS = 200;
   // While live, ages on the page ("held for", "expires in") are still refreshed, slowly.
   const LIVE_REFRESH_SECONDS = 60;

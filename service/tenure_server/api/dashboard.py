@@ -12,6 +12,7 @@ from importlib.resources import files
 
 from tenure.durations import duration, relative
 from tenure_server.app.status import Evaluated, Overview, Unregistered
+from tenure_server.app.stream_wire import EVENT_TYPES, to_json
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import NotableEvent
 from tenure_server.domain.status import JOB_STATES, LeaseAge, run_seconds
@@ -51,17 +52,19 @@ section { background:var(--card); border:1px solid var(--line); border-radius:10
   margin:0 0 1.2rem; overflow:hidden; }
 section h2 { font-size:1rem; margin:0; padding:.8rem 1rem; border-bottom:1px solid var(--line); }
 table { width:100%; border-collapse:collapse; }
-th, td { text-align:left; padding:.5rem 1rem; border-bottom:1px solid var(--line);
-  vertical-align:top; white-space:nowrap; }
+/* Cells wrap, and a long name breaks anywhere: the tables fit their card (a late job's current
+   window and deadline must never be scrolled out of sight). */
+th, td { text-align:left; padding:.5rem .75rem; border-bottom:1px solid var(--line);
+  vertical-align:top; }
+td.name { overflow-wrap:anywhere; min-width:8rem; }
 th { color:var(--muted); font-weight:600; font-size:.8rem; text-transform:uppercase;
   letter-spacing:.04em; }
 tr:last-child td { border-bottom:0; }
-td.wrap { white-space:normal; }
 .name { font-weight:600; }
 .muted { color:var(--muted); }
 .mono { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:.88rem; }
 .pill { display:inline-block; padding:.1rem .6rem; border-radius:999px; font-weight:600;
-  font-size:.82rem; }
+  font-size:.82rem; white-space:nowrap; }
 .pill.ok { color:var(--ok); background:var(--ok-bg); }
 .pill.running { color:var(--running); background:var(--running-bg); }
 .pill.late { color:var(--late); background:var(--late-bg); }
@@ -81,8 +84,15 @@ td.wrap { white-space:normal; }
 .live[data-state="reconnecting"]::before, .live[data-state="connecting"]::before {
   color:var(--late); }
 tr.changed td { animation:changed 3s ease-out; }
+@media (max-width: 800px) { header { padding:1rem 1rem .4rem; } main { padding:0 1rem 1rem; }
+  th, td { padding:.4rem .5rem; } }
 @keyframes changed { from { background:var(--running-bg); } }
 """
+
+
+def plural(count: int, noun: str) -> str:
+    """ "1 open alert", "2 open alerts"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _when(moment: datetime | None, now: datetime) -> str:
@@ -105,6 +115,7 @@ def _job_row(item: Evaluated, now: datetime) -> str:
         last = (
             f'<span class="mono">{escape(status.last_completed_window)}</span> '
             f'<span class="muted">{_when(status.last_completed_at, now)}</span>'
+            f'<br><span class="muted">took</span> {took}'
         )
     current = '<span class="muted">—</span>'
     if status.status not in ("ok", "new"):
@@ -121,7 +132,7 @@ def _job_row(item: Evaluated, now: datetime) -> str:
         f'<td title="{escape(STATUS_TEXT[status.status])}">{_pill(status.status)}'
         f"{_interrupted(status.interrupted_window)}</td>"
         f'<td class="mono">{schedule}</td>'
-        f"<td>{last}</td><td>{took}</td>"
+        f"<td>{last}</td>"
         f"<td>{_when(status.expectation.next_occurrence, now)}</td>"
         f"<td>{current}</td></tr>"
     )
@@ -138,13 +149,14 @@ def _interrupted(window: str | None) -> str:
 def _unregistered_row(item: Unregistered, now: datetime) -> str:
     """A job that ran without a schedule: its latest windows, no status (nothing is due)."""
     completed, started = item.facts.last_completed, item.facts.last_started
-    last = took = DASH
+    last = DASH
     if completed is not None:
+        took = duration(run_seconds(completed, now), DASH)
         last = (
             f'<span class="mono">{escape(completed.window)}</span> '
             f'<span class="muted">{_when(completed.completed_at, now)}</span>'
+            f'<br><span class="muted">took</span> {took}'
         )
-        took = duration(run_seconds(completed, now), DASH)
     current = '<span class="muted">—</span>'
     if started is not None and started.window.completed_at is None:
         state = started.window.state
@@ -153,7 +165,7 @@ def _unregistered_row(item: Unregistered, now: datetime) -> str:
         f'<tr data-job="{escape(item.name)}" data-status="unregistered">'
         f'<td class="name">{escape(item.name)}</td>'
         f'<td title="ran, but no schedule is registered">{_pill("unregistered")}</td>'
-        f'<td class="muted">{DASH}</td><td>{last}</td><td>{took}</td>'
+        f'<td class="muted">{DASH}</td><td>{last}</td>'
         f'<td class="muted">{DASH}</td><td>{current}</td></tr>'
     )
 
@@ -188,7 +200,7 @@ def _alert_row(item: OpenAlert, now: datetime) -> str:
     return (
         f'<tr data-alert="{escape(alert.kind)}"><td>{_pill("alert", alert.kind)}</td>'
         f'<td class="name">{escape(alert.subject)}</td><td class="mono">{escape(alert.window)}</td>'
-        f'<td class="wrap">{escape(alert.summary)}</td><td>{_when(item.opened_at, now)}</td></tr>'
+        f"<td>{escape(alert.summary)}</td><td>{_when(item.opened_at, now)}</td></tr>"
     )
 
 
@@ -201,7 +213,7 @@ def _event_row(event: NotableEvent, now: datetime) -> str:
     return (
         f"<tr><td>{_when(event.at, now)}</td><td>{escape(event.scope)}</td>"
         f'<td class="name">{escape(event.subject)}</td><td>{escape(event.kind)}</td>'
-        f'<td class="wrap">{escape(" · ".join(part for part in parts if part))}</td></tr>'
+        f"<td>{escape(' · '.join(part for part in parts if part))}</td></tr>"
     )
 
 
@@ -234,7 +246,7 @@ def render(overview: Overview) -> str:
     if stuck:
         chips += _pill("stuck", f"{stuck} stuck")
     if overview.alerts:
-        chips += _pill("alert", f"{len(overview.alerts)} open alerts")
+        chips += _pill("alert", plural(len(overview.alerts), "open alert"))
     sections = [
         _table(
             "Jobs",
@@ -243,7 +255,6 @@ def render(overview: Overview) -> str:
                 "Status",
                 "Schedule",
                 "Last completed",
-                "Last duration",
                 "Next occurrence",
                 "Current window",
             ],
@@ -286,5 +297,6 @@ def render(overview: Overview) -> str:
         f"<span id='live' class='live' data-state='off'>refreshes every {REFRESH_SECONDS} s"
         "</span></header>"
         f"<main><div class='chips'>{chips}</div>{''.join(sections)}</main>"
-        f"<script id='live-updates'>{SCRIPT}</script></body></html>"
+        f"<script id='live-updates' data-events='{escape(to_json(EVENT_TYPES))}'>{SCRIPT}"
+        "</script></body></html>"
     )

@@ -1,4 +1,5 @@
-"""/v1/events/stream: what happens to leases, windows and alerts, live, as Server-Sent Events."""
+"""/v1/events/stream: what happens to leases, windows, fences and alerts, live, as Server-Sent
+Events."""
 
 from __future__ import annotations
 
@@ -137,7 +138,8 @@ async def stream(
         Query(
             max_length=NAME_MAX_LENGTH,
             pattern=r"^[A-Za-z0-9._:-]*$",
-            description="Only events whose name (lease, job, alert subject) starts with this.",
+            description="Only events whose names (lease, job, alert subject; a fence "
+            "rejection's resource and lease) all start with this.",
         ),
     ] = "",
     last_event_id: Annotated[
@@ -148,8 +150,9 @@ async def stream(
         Header(alias="Last-Event-ID", max_length=100, description="Resume after this event id."),
     ] = None,
 ) -> Response:
-    """Leases acquired, taken over, released and lost, windows claimed and completed, alerts
-    opened and resolved: live, limited to the caller's namespaces."""
+    """Leases acquired, taken over, released, lost and force-released, windows claimed and
+    completed, fence rejections, alerts opened and resolved: live, limited to the caller's
+    namespaces (a fence rejection needs both its resource and its lease in them)."""
     caller.require("reader", "stream events")
     if namespace and not caller.owns(namespace):
         raise Forbidden(caller.label, "stream events", namespace)

@@ -56,6 +56,10 @@ def visible(overview: Overview, caller: Principal) -> Overview:
         jobs=[item for item in overview.jobs if caller.owns(item.job.name)],
         leases=[age for age in overview.leases if caller.owns(age.lease.name)],
         alerts=[item for item in overview.alerts if caller.owns(item.alert.subject)],
-        events=[event for event in overview.events if caller.owns(event.subject)],
+        events=[
+            event
+            for event in overview.events
+            if caller.owns(event.subject) and (event.lease is None or caller.owns(event.lease))
+        ],
         unregistered=[item for item in overview.unregistered if caller.owns(item.name)],
     )

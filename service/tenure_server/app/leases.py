@@ -329,8 +329,10 @@ class Leases:
 
     async def force_release(self, name: str, actor: str) -> Lease:
         for _ in range(DECISION_ATTEMPTS):
-            lease = await self._lease_store.force_release_lease(name, actor)
-            if lease is not None:
+            forced = await self._lease_store.force_release_lease(name, actor)
+            if forced is not None:
+                lease, event = forced
+                self._sink.record(event)
                 return lease
             current, exhausted_at = await self._lease_store.explain_acquire(name)
             refusal = force_release_refusal(name, current, exhausted_at)

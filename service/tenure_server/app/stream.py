@@ -72,7 +72,7 @@ class StreamConfig:
 @dataclass(frozen=True, slots=True)
 class _Received:
     id: str
-    name: str
+    names: tuple[str, ...]
     frame: bytes
 
 
@@ -93,6 +93,11 @@ class Subscription:
         self.last_event_id = start
         # Called once if the stream is dropped (its sender bounds what it still sends).
         self.when_dropped: Callable[[], None] | None = None
+
+    def sees(self, names: tuple[str, ...]) -> bool:
+        """Whether this stream may see an event: only when it may see each of its names (a fence
+        rejection names a resource and a lease, and verify requires both)."""
+        return all(self.visible(name) for name in names)
 
     def offer(self, event_id: str | None, data: bytes) -> bool:
         """Queue a frame; False when the queue is full."""
@@ -244,9 +249,10 @@ class EventHub:
 
     def take_batches(self) -> Iterator[tuple[str, int]]:
         """The outgoing events as notification payloads of at most MAX_PAYLOAD_BYTES, each with
-        its count of events: a line per event, `E<tab>id<tab>name<tab>type<tab>data` (ids, names
-        and types hold no tab, the JSON data no raw control character), which the receivers frame
-        without decoding it; first a line `R<tab>detail` when events were lost before."""
+        its count of events: a line per event, `E<tab>id<tab>names<tab>type<tab>data` (names
+        separated by spaces; ids, names and types hold no tab nor space, the JSON data no raw
+        control character), which the receivers frame without decoding it; first a line
+        `R<tab>detail` when events were lost before."""
         lines: list[str] = []
         if self._gap is not None:
             lines.append("R\t" + " ".join(self._gap.split()))  # on one line
@@ -268,9 +274,9 @@ class EventHub:
     def _line(self, event: Event, at: float) -> str:
         found = streamed(event, at)
         assert found is not None  # record() keeps only streamed events
-        name, data = found
+        names, data = found
         event_id = f"{self.publisher}-{next(self._sequence)}"
-        return f"E\t{event_id}\t{name}\t{data['type']}\t{to_json(data)}"
+        return f"E\t{event_id}\t{' '.join(names)}\t{data['type']}\t{to_json(data)}"
 
     # Receiving (the channel's listener).
     def deliver(self, payload: str) -> None:
@@ -278,8 +284,9 @@ class EventHub:
             kind, _, rest = line.partition("\t")
             fields = rest.split("\t", 3)
             if kind == "E" and len(fields) == 4:
-                event_id, name, event_type, data = fields
-                self._received(_Received(event_id, name, frame(event_type, data, event_id)))
+                event_id, names, event_type, data = fields
+                framed = frame(event_type, data, event_id)
+                self._received(_Received(event_id, tuple(names.split(" ")), framed))
             elif kind == "R":
                 self.reset(rest)
             else:
@@ -299,7 +306,7 @@ class EventHub:
     def _received(self, received: _Received) -> None:
         self._history.append(received)
         for subscription in list(self._subscribers):
-            if subscription.visible(received.name) and not subscription.offer(
+            if subscription.sees(received.names) and not subscription.offer(
                 received.id, received.frame
             ):
                 self._drop(subscription)
@@ -357,7 +364,7 @@ class EventHub:
             subscription.offer(None, reset_frame(f"event {last_event_id!r} is not in the history"))
             return
         following = itertools.islice(self._history, ids.index(last_event_id) + 1, None)
-        subscription.replay([(r.id, r.frame) for r in following if subscription.visible(r.name)])
+        subscription.replay([(r.id, r.frame) for r in following if subscription.sees(r.names)])
 
     def unsubscribe(self, subscription: Subscription) -> None:
         if subscription in self._subscribers:

@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from tenure_server.domain.events import AlertEvent, Event, LeaseEvent, WindowEvent
+from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent
 
 # Reconnection delay a browser's EventSource is told to use.
 RETRY_MILLISECONDS = 2000
@@ -17,11 +17,15 @@ LEASE_TYPES = {
     "taken_over": "lease.taken_over",
     "released": "lease.released",
     "renew_refused": "lease.lost",
+    "force_released": "lease.force_released",
 }
+# Every streamed type: the stream's documentation, the dashboard's script (api/dashboard.py
+# hands it this list) and the tests that each is rendered are derived from it.
 EVENT_TYPES = (
     *LEASE_TYPES.values(),
     "window.claimed",
     "window.completed",
+    "fence.rejected",
     "alert.opened",
     "alert.resolved",
 )
@@ -30,23 +34,35 @@ EVENT_TYPES = (
 def is_streamed(event: Event) -> bool:
     if isinstance(event, LeaseEvent):
         return event.kind in LEASE_TYPES
+    if isinstance(event, FenceEvent):
+        return event.rejection is not None  # accepts are routine: counted, not streamed
     return isinstance(event, WindowEvent | AlertEvent)
 
 
-def streamed(event: Event, at: float) -> tuple[str, dict[str, Any]] | None:
-    """The name a stream filters an event by and its `data`; None for an event not streamed."""
-    fields: dict[str, Any]
+def streamed(event: Event, at: float) -> tuple[tuple[str, ...], dict[str, Any]] | None:
+    """The names a stream filters an event by (a reader must own each) and its `data`; None
+    for an event not streamed."""
+    if not is_streamed(event):
+        return None
+    names, fields = _names_and_fields(event)
+    kind = LEASE_TYPES[event.kind] if isinstance(event, LeaseEvent) else event.name
+    return names, {"type": kind, "at": _iso(at), **fields}
+
+
+def _names_and_fields(event: Event) -> tuple[tuple[str, ...], dict[str, Any]]:
     if isinstance(event, LeaseEvent):
-        kind = LEASE_TYPES.get(event.kind)
-        if kind is None:
-            return None
-        name = event.lease
-        fields = {"lease": event.lease, "holder": event.holder, "generation": event.generation}
-        if event.kind == "taken_over":
+        fields: dict[str, Any] = {
+            "lease": event.lease,
+            "holder": event.holder,
+            "generation": event.generation,
+        }
+        if event.kind in ("taken_over", "force_released"):
             fields["previous_holder"] = event.previous_holder
             fields["previous_generation"] = event.previous_generation
-    elif isinstance(event, WindowEvent):
-        kind, name = event.name, event.job
+        if event.kind == "force_released":
+            fields["actor"] = event.actor
+        return (event.lease,), fields
+    if isinstance(event, WindowEvent):
         fields = {
             "job": event.job,
             "window": event.window,
@@ -57,17 +73,23 @@ def streamed(event: Event, at: float) -> tuple[str, dict[str, Any]] | None:
         }
         if event.kind == "completed":
             fields["duration_seconds"] = event.duration_seconds
-    elif isinstance(event, AlertEvent):
-        kind, name = event.name, event.subject
+        return (event.job,), fields
+    if isinstance(event, FenceEvent):
+        # Both names, as verify requires both: a reader of only one of them sees nothing.
         fields = {
-            "kind": event.kind,
-            "subject": event.subject,
-            "window": event.window,
-            "summary": event.summary,
+            "resource": event.resource,
+            "lease": event.lease,
+            "generation": event.generation,
+            "reason": event.rejection,
+            "highest": event.highest,
         }
-    else:
-        return None
-    return name, {"type": kind, "at": _iso(at), **fields}
+        return (event.resource, event.lease), fields
+    return (event.subject,), {
+        "kind": event.kind,
+        "subject": event.subject,
+        "window": event.window,
+        "summary": event.summary,
+    }
 
 
 @functools.lru_cache(maxsize=4)

@@ -219,7 +219,7 @@ def _level(event: Event) -> int:
     kept as rows of lease_events, and a line for each cost a quarter of an acquire's CPU
     (bench/README.md)."""
     if isinstance(event, LeaseEvent):
-        if event.kind in ("taken_over", "renew_refused"):
+        if event.kind in ("taken_over", "renew_refused", "force_released"):
             return logging.WARNING
         return logging.INFO if event.kind == "refused" else logging.DEBUG
     if isinstance(event, FenceEvent):

@@ -52,6 +52,8 @@ class Release:
 
 # The lease, and the event when the acquire began a new holding (None: it extended one).
 Acquired = tuple[Lease, LeaseEvent | None]
+# The lease a force-release moved, and its event.
+ForceReleased = tuple[Lease, LeaseEvent]
 
 
 class Leases(Connections):
@@ -116,8 +118,24 @@ class Leases(Connections):
         async with self._connection() as connection:
             await connection.execute(QUERIES["await_lease"], name, seconds)
 
-    async def force_release_lease(self, name: str, actor: str) -> Lease | None:
-        return _lease(await self._fetchrow(QUERIES["force_release_lease"], name, actor))
+    async def force_release_lease(self, name: str, actor: str) -> ForceReleased | None:
+        """The lease moved past its holding, and the event saying whose, by whom."""
+        row = await self._fetchrow(QUERIES["force_release_lease"], name, actor)
+        if row is None:
+            return None
+        facts = dict(row)
+        previous = facts.pop("previous_holder")
+        lease = Lease(**facts)
+        event = LeaseEvent(
+            "force_released",
+            lease.name,
+            lease.holder,
+            lease.generation,
+            previous,
+            lease.generation - 1,
+            actor,
+        )
+        return lease, event
 
     async def explain_acquire(self, name: str) -> tuple[Lease | None, int | None]:
         """The lease (None without a row), and the generation no holding of it can follow (None

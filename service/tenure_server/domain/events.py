@@ -19,7 +19,9 @@ from tenure_server.domain.errors import (
 )
 from tenure_server.domain.windows import Window
 
-LeaseEventKind = Literal["acquired", "taken_over", "released", "renew_refused", "refused"]
+LeaseEventKind = Literal[
+    "acquired", "taken_over", "released", "renew_refused", "refused", "force_released"
+]
 WindowEventKind = Literal["claimed", "completed"]
 FenceRejection = Literal["stale_generation", "unknown_generation", "lease_mismatch"]
 FENCE_REJECTIONS: tuple[FenceRejection, ...] = get_args(FenceRejection)
@@ -29,7 +31,8 @@ AlertTransition = Literal["opened", "resolved"]
 @dataclass(frozen=True, slots=True)
 class LeaseEvent:
     """A lease changed hands, was released, or a holder was refused (`refused`: lease-held,
-    a skipped run; `renew_refused`: a lost lease)."""
+    a skipped run; `renew_refused`: a lost lease; `force_released`: an operator, `actor`, moved
+    the lease past `previous_holder`'s generation)."""
 
     kind: LeaseEventKind
     lease: str
@@ -37,6 +40,7 @@ class LeaseEvent:
     generation: int | None
     previous_holder: str | None = None
     previous_generation: int | None = None
+    actor: str | None = None
 
     @property
     def name(self) -> str:

@@ -38,7 +38,8 @@ class JobRecord:
 
 @dataclass(frozen=True, slots=True)
 class NotableEvent:
-    """One line of "recent events": `scope` is lease, fence or alert; `subject` its name."""
+    """One line of "recent events": `scope` is lease, fence or alert; `subject` its name;
+    `lease` a fence rejection's lease (a reader must own it too, as for the stream)."""
 
     at: datetime
     scope: str
@@ -47,6 +48,7 @@ class NotableEvent:
     holder: str | None
     generation: int | None
     detail: str | None
+    lease: str | None = None
 
 
 def event_cursor(cursor: str | None) -> int | None:

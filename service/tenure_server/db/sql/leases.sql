@@ -304,7 +304,8 @@ UPDATE leases SET awaited_until = greatest(awaited_until, now() + make_interval(
  WHERE name = $1;
 
 -- name: force_release_lease
--- $1 name, $2 actor (the admin principal).
+-- $1 name, $2 actor (the admin principal). Answers the lease and, last, the previous_holder
+-- whose generation was superseded (for the event).
 -- Ends whatever holding there is and moves the generation one past it, in one statement; that
 -- generation is handed to nobody (forced: no fence accepts it), and the next acquire takes the one
 -- after. Every fence refuses the old holder's token from now on: verifies accept only a lease's
@@ -340,7 +341,7 @@ WITH forced AS (
       FROM forced
 )
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, (tenure_answer_v1(expires_at - now())).*
+       principal, grant_id, (tenure_answer_v1(expires_at - now())).*, previous_holder
   FROM forced
  CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', forced.name)) AS wake;
 

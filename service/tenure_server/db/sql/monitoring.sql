@@ -193,25 +193,27 @@ SELECT id, lease, kind, holder, generation, previous_holder, previous_generation
 
 -- name: recent_events
 -- $1 limit. The notable history across leases, jobs, fences and alerts, newest first: takeovers,
--- lost leases, force-releases, fence rejections, alerts opened and resolved. A read.
+-- lost leases, force-releases, fence rejections, alerts opened and resolved. A read. `lease` is
+-- the second name a reader must own to see the row (a fence rejection's lease), else NULL.
 (SELECT at, 'lease' AS scope, lease AS subject, kind, holder, generation,
         CASE WHEN previous_holder IS NULL THEN NULL
              ELSE 'from ' || previous_holder || ' (generation ' || previous_generation || ')'
-        END AS detail
+        END AS detail, NULL::text AS lease
    FROM lease_events
   WHERE kind IN ('taken_over', 'renew_refused', 'force_released')
   ORDER BY id DESC LIMIT $1)
 UNION ALL
 (SELECT at, 'fence', resource, kind, NULL, generation,
-        'lease ' || lease || coalesce(', highest ' || highest, '')
+        'lease ' || lease || coalesce(', highest ' || highest, ''), lease
    FROM fence_events
   ORDER BY id DESC LIMIT $1)
 UNION ALL
-(SELECT opened_at, 'alert', subject, 'alert_opened', holder, generation, kind || ': ' || summary
+(SELECT opened_at, 'alert', subject, 'alert_opened', holder, generation, kind || ': ' || summary,
+        NULL
    FROM alerts
   ORDER BY opened_at DESC LIMIT $1)
 UNION ALL
-(SELECT resolved_at, 'alert', subject, 'alert_resolved', holder, generation, kind
+(SELECT resolved_at, 'alert', subject, 'alert_resolved', holder, generation, kind, NULL
    FROM alerts
   WHERE resolved_at IS NOT NULL
   ORDER BY resolved_at DESC LIMIT $1)
