@@ -30,6 +30,8 @@ async def test_docs_pages_load_only_assets_the_service_serves(
     answer = await api.get(page)
     assert answer.status_code == 200
     assert answer.headers["content-type"].startswith("text/html")
+    # Not even ReDoc's own logo is fetched from its CDN (the browser test sees every request).
+    assert answer.headers["content-security-policy"] == "img-src 'self' data:"
     urls = referenced(answer.text, str(answer.url))
     assert {urlsplit(url).netloc for url in urls} == {"tenure.test"}, urls
     assert "/openapi.json" in {urlsplit(url).path for url in urls}
