@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import secrets
+import subprocess
+import sys
 import textwrap
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -192,3 +194,20 @@ async def test_generation_bump_refuses_every_earlier_generation(
         await _call(
             api, "/v1/fences/store/verify", {"lease": "report", "generation": new["generation"]}
         )
+
+
+def test_the_chart_renders_without_a_helm_binary_as_the_guide_says(tmp_path: Path) -> None:
+    """The guide's block that renders the chart with helm-python-sdk writes the release's
+    manifests, the Deployment and the migration Job among them."""
+    (script,) = [block for block in blocks("sh") if "helm_python" in block]
+    (tmp_path / "helm").symlink_to(ROOT / "helm")
+    subprocess.run(
+        ["bash", "-c", script.replace(".venv/bin/python", sys.executable)],
+        cwd=tmp_path,
+        check=True,
+        timeout=120,
+    )
+    manifests = [
+        doc for doc in yaml.safe_load_all((tmp_path / "tenure.yaml").read_text("utf-8")) if doc
+    ]
+    assert {m["kind"] for m in manifests} >= {"Deployment", "Job", "Service", "ConfigMap"}

@@ -80,11 +80,12 @@ The image reference: a digest wins over a tag; the tag defaults to the chart's a
 {{- end }}
 
 {{/*
-The database Secret's name; the schema requires it, and this message says so again when the
-schema was skipped (--skip-schema-validation).
+The database Secret's name, required. Checked here rather than by the schema (which checks only
+its form): a schema error reads "at '/database/existingSecret': minLength: got 0, want 1", this
+one says what to set.
 */}}
 {{- define "tenure.databaseSecret" -}}
-{{- required "database.existingSecret is required: the name of a Secret holding the PostgreSQL URL" .Values.database.existingSecret }}
+{{- required "database.existingSecret is required: the name of an existing Secret in the release namespace whose key database.existingSecretKey (default \"url\") holds the PostgreSQL URL, e.g. --set database.existingSecret=tenure-db" .Values.database.existingSecret }}
 {{- end }}
 
 {{/*

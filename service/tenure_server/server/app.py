@@ -17,6 +17,7 @@ from types import FrameType
 from fastapi import FastAPI
 
 from tenure_server.api import (
+    docs,
     events,
     health,
     history,
@@ -181,6 +182,9 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
         version=API_VERSION,
         summary="Leases, job windows and fencing tokens on PostgreSQL.",
         lifespan=lifespan,
+        # Added by api/docs.py after the API's routes, with assets served locally, not a CDN's.
+        docs_url=None,
+        redoc_url=None,
     )
     # The router tries included routes in order, and FastAPI's per-route matching is costly: the
     # hot routes go first (no other path overlaps theirs), which cut the HTTP layer's work per
@@ -201,6 +205,7 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
     app.add_middleware(RequestEdge, metrics=telemetry.metrics, max_bytes=settings.max_body_bytes)
     for router in (windows.router, windows.resolver, health.router):
         app.include_router(router)
+    docs.install(app)
     tracing = Tracing.from_environment() if tracing is None else tracing
     if tracing is not None:
         tracing.install(app)
