@@ -197,7 +197,8 @@ export class Tenure {
   }
 
   /**
-   * Renew many of this client's holdings in one request: `{renewed, lost, undecided}`.
+   * Renew many of this client's holdings in one request: `{renewed, lost, undecided}`. A
+   * Lease given (with this TTL) takes the renewal's grant and deadline.
    * @param {Array<Lease | [string, number]>} holdings
    * @param {number} ttlSeconds
    */
@@ -205,7 +206,16 @@ export class Tenure {
     const pairs = holdings.map((item) =>
       Array.isArray(item) ? item : /** @type {[string, number]} */ ([item.name, item.generation]),
     );
-    return this.call(P.renewMany(this.holder, pairs, positive(ttlSeconds, "ttlSeconds")));
+    const sentAt = performance.now();
+    const answer = await this.call(P.renewMany(this.holder, pairs, positive(ttlSeconds, "ttlSeconds")));
+    for (const item of holdings) {
+      if (!(item instanceof Lease) || item.ttl !== ttlSeconds) continue;
+      const renewed = answer.renewed.find(
+        (/** @type {any} */ r) => r.name === item.name && r.generation === item.generation,
+      );
+      if (renewed) item.renewedBy(renewed, sentAt); // its release names the newest grant
+    }
+    return answer;
   }
 
   /** @param {string} name */

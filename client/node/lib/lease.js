@@ -133,6 +133,21 @@ export class Lease {
     }
   }
 
+  /**
+   * Count a renewal answer (of the renewal loop or of `tenure.renewMany`): the grant a release
+   * must name, and the deadline moved to `sentAt + ttl`. False when it came too late to count.
+   * @param {{grant: string, expiresAt: string}} renewed
+   * @param {number} sentAt performance.now() when the renewal was sent
+   */
+  renewedBy(renewed, sentAt) {
+    if (performance.now() >= this.deadline) return false;
+    this.lastSent = Math.max(this.lastSent, sentAt);
+    this.deadline = Math.max(this.deadline, sentAt + this.ttl * 1000);
+    this.grant = renewed.grant;
+    this.expiresAt = renewed.expiresAt;
+    return true;
+  }
+
   /** @param {boolean} ref whether the timer keeps the process alive (a running withLease) */
   #armDeadline(ref) {
     clearTimeout(this.#deadlineTimer);
@@ -194,12 +209,8 @@ export class Lease {
       }));
     }
     if (!renewed) return this.#retry(null); // undecided: retried until the deadline
-    if (performance.now() >= this.deadline) return this.#lose(this.#expired()); // too late
+    if (!this.renewedBy(renewed, sentAt)) return this.#lose(this.#expired()); // too late
     this.#failures = 0;
-    this.lastSent = Math.max(this.lastSent, sentAt);
-    this.deadline = Math.max(this.deadline, sentAt + this.ttl * 1000);
-    this.grant = renewed.grant;
-    this.expiresAt = renewed.expiresAt;
     if (this.#ended) return;
     this.#armDeadline(true);
     this.#schedule(this.lastSent + this.interval * 1000);

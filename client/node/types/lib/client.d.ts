@@ -45,7 +45,8 @@ export class Tenure {
      */
     withLease<T>(name: string, options: LeaseOptions, task: (lease: Lease) => Promise<T>): Promise<T>;
     /**
-     * Renew many of this client's holdings in one request: `{renewed, lost, undecided}`.
+     * Renew many of this client's holdings in one request: `{renewed, lost, undecided}`. A
+     * Lease given (with this TTL) takes the renewal's grant and deadline.
      * @param {Array<Lease | [string, number]>} holdings
      * @param {number} ttlSeconds
      */

@@ -51,6 +51,16 @@ export class Lease {
      * the grant to release). Throws what the service answered, unless the lease was lost.
      */
     release(): Promise<void>;
+    /**
+     * Count a renewal answer (of the renewal loop or of `tenure.renewMany`): the grant a release
+     * must name, and the deadline moved to `sentAt + ttl`. False when it came too late to count.
+     * @param {{grant: string, expiresAt: string}} renewed
+     * @param {number} sentAt performance.now() when the renewal was sent
+     */
+    renewedBy(renewed: {
+        grant: string;
+        expiresAt: string;
+    }, sentAt: number): boolean;
     #private;
 }
 /**
