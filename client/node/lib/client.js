@@ -120,15 +120,16 @@ export class Tenure {
     const headers = { accept: "application/json" };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (request.body) headers["content-type"] = "application/json";
+    const init = {
+      method: request.method,
+      headers,
+      body: request.body ? JSON.stringify(request.body) : undefined,
+      signal: AbortSignal.timeout(Math.ceil((timeout + (request.wait ?? 0)) * 1000)),
+    };
     let response;
     let text;
     try {
-      response = await this.fetch(this.url + request.path, {
-        method: request.method,
-        headers,
-        body: request.body ? JSON.stringify(request.body) : undefined,
-        signal: AbortSignal.timeout((timeout + (request.wait ?? 0)) * 1000),
-      });
+      response = await this.fetch(this.url + request.path, init);
       text = await response.text();
     } catch (error) {
       throw new TransportError(`${request.method} ${request.path}: ${error}`, {

@@ -57,8 +57,8 @@ describe("leases", () => {
   it("withLease renews past the TTL and releases after the task", async () => {
     const name = unique("renewed");
     const tenure = client();
-    const generation = await tenure.withLease(name, { ttlSeconds: 1.5 }, async (lease) => {
-      await sleep(2500); // beyond the TTL: only renewals keep it
+    const generation = await tenure.withLease(name, { ttlSeconds: 2 }, async (lease) => {
+      await sleep(3000); // beyond the TTL: only renewals keep it
       lease.check();
       assert.ok(!lease.signal.aborted);
       return lease.generation;

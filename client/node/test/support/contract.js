@@ -20,10 +20,14 @@ const routes = Object.entries(document.paths).flatMap(([template, item]) =>
   })),
 );
 
-/** @param {any} schema */
+/** @type {Map<string, import("ajv").ValidateFunction>} */
+const compiled = new Map();
+
+/** @param {any} schema compiled once: compiling blocks the event loop, renewals included */
 function validator(schema) {
-  const rooted = JSON.parse(JSON.stringify(schema).replaceAll('"#/components', '"openapi#/components'));
-  return ajv.compile(rooted);
+  const text = JSON.stringify(schema).replaceAll('"#/components', '"openapi#/components');
+  if (!compiled.has(text)) compiled.set(text, ajv.compile(JSON.parse(text)));
+  return /** @type {import("ajv").ValidateFunction} */ (compiled.get(text));
 }
 
 /** Every request and answer checked so far, by operation id. */
