@@ -316,7 +316,8 @@ export function fencingHook(options) {
   return async (request, reply) => {
     const outcome = await check(request.raw);
     if ("status" in outcome) {
-      await reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
+      // A Buffer: Fastify would add "; charset=utf-8" to the media type of a string.
+      await reply.code(outcome.status).headers(outcome.headers).send(Buffer.from(outcome.body));
       return;
     }
     reply.raw.once("close", outcome.release);
