@@ -4,6 +4,7 @@
 //   scripts/serve                     # terminal 1: Tenure on :8080
 //   node payments-api.js              # terminal 2: the payments API on :8081
 //   node daily-close.js 2026-09-25    # terminal 3: paid 3 stores; again: skipped: completed
+//   (first `npm install` here: it installs tenure-client from client/node)
 //
 // DAY is an ISO date (default: yesterday); TENURE_URL and PAYMENTS_URL default to the two
 // services above. The seed's `executarComTrava` becomes `tenure.runOnce`: the lease is renewed
@@ -11,7 +12,7 @@
 // window (the day) is completed only when every store was paid, so a late or repeated run
 // skips it. Where the seed checked possession in its own transaction (FOR SHARE), an external
 // API checks the fencing token: each payout carries `Fencing-Token` and an idempotency key of
-// the occurrence (`daily-close/2026-09-25/store/42`), so a retry after a crash half-way pays
+// the occurrence (`fechamento-diario/2026-09-25/store/42`), so a retry after a crash half-way pays
 // the missing stores and gets the first payout back for the others.
 //
 // Exit status: 0 paid or skipped (held: another copy runs the day; completed: it is done),
@@ -19,7 +20,8 @@
 // 3 fenced off (a newer holding paid), 4 the lease was lost mid-run.
 import { LeaseLost, StaleGeneration, Tenure, TenureError } from "tenure-client";
 
-const JOB = "daily-close";
+// The seed's name; the Python example's job is "daily-close".
+const JOB = "fechamento-diario";
 const STORES = [17, 42, 99];
 const TTL_SECONDS = 90;
 
@@ -54,7 +56,7 @@ function closeDay(paymentsUrl, day) {
         method: "POST",
         headers: {
           "content-type": "application/json",
-          ...ctx.fencingHeaders(), // Fencing-Token: daily-close/<generation>
+          ...ctx.fencingHeaders(), // Fencing-Token: fechamento-diario/<generation>
           "Idempotency-Key": ctx.idempotencyKey("store", store),
         },
         body: JSON.stringify({ store, day, amount_cents: commissionCents(store) }),

@@ -54,7 +54,7 @@ it("pays every store once for a day; run again, it skips the completed day", asy
     const first = await dailyClose(env, day);
     assert.equal(first.code, 0, first.stdout);
     assert.match(first.stdout, new RegExp(`${day}: paid 3 stores \\(attempt 1\\)`));
-    assert.deepEqual([...payouts.keys()].sort(), [17, 42, 99].map((store) => `daily-close/${day}/store/${store}`).sort());
+    assert.deepEqual([...payouts.keys()].sort(), [17, 42, 99].map((store) => `fechamento-diario/${day}/store/${store}`).sort());
     const again = await dailyClose(env, day);
     assert.equal(again.stdout.trim(), `${day}: skipped: completed`);
     assert.equal(payouts.size, 3);
