@@ -18,16 +18,24 @@ CASES = json.loads(
 )["cases"]
 
 
-async def ok(scope: Scope, receive: Receive, send: Send) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": b"ok"})
+class App:
+    """Answers 200; counts its runs."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.runs += 1
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case["name"])
 async def test_the_shared_cases(case: dict[str, Any]) -> None:
     """Each request of the case, in order on one memory store, gets its status, and a refusal
-    its problem type and facts."""
-    middleware = FencingMiddleware(ok, store=MemoryFenceStore())
+    its problem type and facts; the app runs for accepted requests only."""
+    app = App()
+    middleware = FencingMiddleware(app, store=MemoryFenceStore())
     transport = httpx.ASGITransport(app=middleware)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
         for step in case["requests"]:
@@ -41,3 +49,4 @@ async def test_the_shared_cases(case: dict[str, Any]) -> None:
             assert problem["type"] == "/problems/" + step["type"]
             assert problem["status"] == step["status"]
             assert problem.items() >= step.get("facts", {}).items()
+    assert app.runs == sum(step["status"] == 200 for step in case["requests"])
