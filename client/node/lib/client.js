@@ -17,6 +17,8 @@ export const DEFAULT_MAX_WAIT_PER_REQUEST = 30;
 export const DEFAULT_EARLY_TOLERANCE = 2;
 // After a waiting acquire is answered "held" well before its wait, ask again after this pause.
 const EARLY_ANSWER_PAUSE = 0.1;
+// How often an acquire looks again when this client holds the name already.
+const LOCAL_POLL_SECONDS = 0.05;
 
 /**
  * @typedef {object} TenureOptions
@@ -93,6 +95,9 @@ export class Tenure {
     this.warnedClock = false;
   }
 
+  /** The names this client holds (or is acquiring) now. @type {Set<string>} */
+  #held = new Set();
+
   // I/O --------------------------------------------------------------------------------------
 
   /**
@@ -146,7 +151,7 @@ export class Tenure {
    * Take lease `name` (or extend it if this client holds it). With waitSeconds, keep asking
    * that long: the service answers as soon as it is free. Throws LeaseHeld when still held.
    * The lease is not renewed: its signal aborts at its local deadline unless released first
-   * (withLease renews).
+   * (withLease renews). A name this client holds is held for it too: one client is one holder.
    * @param {string} name
    * @param {LeaseOptions} [options]
    * @returns {Promise<Lease>}
@@ -156,6 +161,34 @@ export class Tenure {
     const wait = options.waitSeconds ?? 0;
     if (!Number.isFinite(wait) || wait < 0) throw new RangeError("waitSeconds must be >= 0");
     const deadline = performance.now() + wait * 1000;
+    // One client is one holder: the service would hand a second acquire of a name this client
+    // holds the same holding, so it waits here as it would for another holder.
+    while (this.#held.has(name)) {
+      if (performance.now() >= deadline) throw this.#localRefusal(name);
+      await sleep(LOCAL_POLL_SECONDS);
+    }
+    this.#held.add(name);
+    try {
+      const lease = await this.#acquire(name, ttl, deadline);
+      lease.signal.addEventListener("abort", () => this.#held.delete(name), { once: true });
+      return lease;
+    } catch (error) {
+      this.#held.delete(name);
+      throw error;
+    }
+  }
+
+  /** @param {string} name */
+  #localRefusal(name) {
+    const detail =
+      `lease ${name} is already held by this client (one client is one holder: use one client` +
+      " per concurrent worker)";
+    const problem = { holder: this.holder, expires_at: new Date().toISOString() };
+    return new LeaseHeld(detail, { status: null, problem, retryAfter: LOCAL_POLL_SECONDS });
+  }
+
+  /** @param {string} name @param {number} ttl @param {number} deadline performance.now() */
+  async #acquire(name, ttl, deadline) {
     for (;;) {
       const sentAt = performance.now();
       const asked = Math.round(Math.max(0, Math.min(this.maxWaitPerRequest * 1000, deadline - sentAt))) / 1000;

@@ -119,6 +119,19 @@ describe("runOnce", () => {
     assert.equal(runs, 1);
   });
 
+  it("one client is one holder: two runOnce of one client at once, one is skipped held", async () => {
+    const tenure = client();
+    const task = async () => sleep(300);
+    const job = unique("same-client");
+    const results = await Promise.all([
+      tenure.runOnce(job, { window: "w" }, {}, task),
+      tenure.runOnce(job, { window: "w" }, {}, task),
+    ]);
+    assert.deepEqual(results.map((r) => r.status).sort(), ["completed", "skipped"]);
+    const lease = await tenure.acquire(job, { ttlSeconds: 5 }); // the name is free again
+    await lease.release();
+  });
+
   it("a task that throws leaves the window to resume (attempt 2)", async () => {
     const job = unique("resume");
     const when = { window: "w1" };

@@ -27,7 +27,7 @@ export class Tenure {
      * Take lease `name` (or extend it if this client holds it). With waitSeconds, keep asking
      * that long: the service answers as soon as it is free. Throws LeaseHeld when still held.
      * The lease is not renewed: its signal aborts at its local deadline unless released first
-     * (withLease renews).
+     * (withLease renews). A name this client holds is held for it too: one client is one holder.
      * @param {string} name
      * @param {LeaseOptions} [options]
      * @returns {Promise<Lease>}
