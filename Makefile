@@ -1,4 +1,4 @@
-.PHONY: check serve test openapi sync
+.PHONY: check serve test openapi sync node
 
 check:  ## exactly what CI runs
 	bash .ci/run
@@ -14,3 +14,7 @@ openapi:  ## regenerate the committed API contract
 
 sync:  ## regenerate the sync client (client/tenure/_sync/) from the async one
 	.venv/bin/python scripts/generate_sync.py
+
+node:  ## regenerate the Node.js client's problem classes and its .d.ts (client/node)
+	.venv/bin/python scripts/generate_node_problems.py
+	cd client/node && npm ci --no-audit --no-fund --loglevel=error && npm run --silent types

@@ -3,6 +3,11 @@ one format `run_once`'s context and `tenure run` both use."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,3 +42,15 @@ def test_the_format_joins_with_slashes_and_escapes_free_form_parts() -> None:
     assert idempotency_key("close-day", "2026-09-25") != idempotency_key("close", "day-2026-09-25")
     assert idempotency_key("job", "w", "a/b", "100%") == "job/w/a%2Fb/100%25"
     assert idempotency_key("job", "w", "a%2Fb") == "job/w/a%252Fb"
+
+
+SHARED_CASES = Path(__file__).parents[1] / "shared" / "idempotency_keys.json"
+
+
+@pytest.mark.parametrize(
+    "case", json.loads(SHARED_CASES.read_text(encoding="utf-8"))["cases"], ids=repr
+)
+def test_the_keys_shared_with_the_node_client(case: dict[str, Any]) -> None:
+    """tests/shared/idempotency_keys.json, which the Node.js client's tests read too: both
+    clients write these keys byte for byte."""
+    assert idempotency_key(case["job"], case["window"], *case["parts"]) == case["key"]

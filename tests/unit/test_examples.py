@@ -29,6 +29,18 @@ def python_jobs() -> dict[str, str]:
     return jobs
 
 
+def node_jobs() -> dict[str, str]:
+    """Each Node.js example that runs a job names it once, in `const JOB`."""
+    jobs = {}
+    for path in sorted((EXAMPLES / "node").glob("*.js")):
+        source = path.read_text("utf-8")
+        if "runOnce(" in source:
+            found = re.search(r'^const JOB = "([^"]+)";$', source, re.MULTILINE)
+            assert found, f"{path.name} runs a job but names it in no JOB constant"
+            jobs[f"node/{path.name}"] = found.group(1)
+    return jobs
+
+
 def cronjob_job() -> str:
     manifest = yaml.safe_load((EXAMPLES / "kubernetes-cronjob.yaml").read_text("utf-8"))
     (container,) = manifest["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
@@ -37,8 +49,13 @@ def cronjob_job() -> str:
 
 
 def test_every_example_closes_its_days_under_a_job_of_its_own() -> None:
-    """The curl cycle, each Python example and the CronJob name different jobs."""
+    """The curl cycle, each Python and Node.js example and the CronJob name different jobs."""
     (curl,) = curl_cycle_jobs()
-    jobs = {"README curl cycle": curl, **python_jobs(), "kubernetes-cronjob.yaml": cronjob_job()}
-    assert len(jobs) == 6
+    jobs = {
+        "README curl cycle": curl,
+        **python_jobs(),
+        **node_jobs(),
+        "kubernetes-cronjob.yaml": cronjob_job(),
+    }
+    assert len(jobs) == 7
     assert len(set(jobs.values())) == len(jobs), jobs
