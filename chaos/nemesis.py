@@ -362,7 +362,8 @@ class Nemesis:
         """Step the database's clock to `offset`, recorded (the checker's `ClockSteps`)."""
         previous = clock.offset
         at = clock.step(offset)
-        detail = {"offset": offset, "previous": previous}
+        # The machine's wall clock then: which database instants the step made ambiguous.
+        detail = {"offset": offset, "previous": previous, "wall": time.time()}
         self.recorder.write(
             {"type": "fault", "fault": "F11", "phase": "step", "t": at, "detail": detail}
         )

@@ -23,7 +23,7 @@ pytestmark = [
     pytest.mark.skipif(not clock.available(), reason="faketime (libfaketime) not installed"),
 ]
 
-SEED = 3
+SEED = 2
 OPTIONS = Options(
     duration=22.0, workers=8, faults=("F11",), seed=SEED, ttl_min=0.5, ttl_max=1.0, leases=2
 )
