@@ -88,9 +88,9 @@ def check(history: History, *, liveness_bound: float = 8.0, clock: bool = True) 
     recoveries = recovery_times(history)
     found = [
         *check_generations(history),
-        *check_validity(history, steps),
+        *check_validity(history, fall),
         *check_beliefs(history, steps),
-        *check_fenced_writes(history, steps),
+        *check_fenced_writes(history, fall),
         *check_durability(history),
         *check_windows(history),
         *check_liveness(history, recoveries, liveness_bound + fall),

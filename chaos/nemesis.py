@@ -362,8 +362,7 @@ class Nemesis:
         """Step the database's clock to `offset`, recorded (the checker's `ClockSteps`)."""
         previous = clock.offset
         at = clock.step(offset)
-        # The machine's wall clock then: which database instants the step made ambiguous.
-        detail = {"offset": offset, "previous": previous, "wall": time.time()}
+        detail = {"offset": offset, "previous": previous}
         self.recorder.write(
             {"type": "fault", "fault": "F11", "phase": "step", "t": at, "detail": detail}
         )

@@ -6,7 +6,6 @@ from collections import defaultdict
 
 from chaos.history import History, ResourceWrite
 from chaos.properties import GRANT_KINDS, Violation, holders
-from chaos.properties.clock import ClockSteps
 
 
 def _granted_after(history: History) -> dict[tuple[str, int], int]:
@@ -26,7 +25,7 @@ def _granted_after(history: History) -> dict[tuple[str, int], int]:
 
 
 def _write_order(
-    path: str, resource: str, rows: list[ResourceWrite], clock: ClockSteps
+    path: str, resource: str, rows: list[ResourceWrite], tolerance: float
 ) -> list[Violation]:
     exact = all(row.committed is not None for row in rows)
     rows = sorted(rows, key=lambda row: ((row.committed or 0) if exact else 0, row.id))
@@ -39,7 +38,9 @@ def _write_order(
                     4,
                     f"{path} {resource}: write {row.id} with generation {row.generation} "
                     f"committed after write {highest.id} with generation {highest.generation}",
-                    exact and clock.may_reverse(row.committed or 0, highest.committed or 0),
+                    tolerance > 0
+                    and exact
+                    and (row.committed or 0) - (highest.committed or 0) <= tolerance * 1e6,
                 )
             )
         if highest is None or row.generation > highest.generation:
@@ -47,10 +48,9 @@ def _write_order(
     return found
 
 
-def check_fenced_writes(history: History, clock: ClockSteps | None = None) -> list[Violation]:
-    """`clock`: the database clock's steps (F11); two database instants out of order that a
-    backward step may have reversed are excused (`ClockSteps.may_reverse`)."""
-    clock = clock or ClockSteps()
+def check_fenced_writes(history: History, tolerance: float = 0.0) -> list[Violation]:
+    """`tolerance`: seconds the database's clock fell back at most (F11); commit timestamps
+    out of order by no more are excused (`chaos.properties.clock`)."""
     facts, holder_of = history.facts, holders(history)
     granted_after = _granted_after(history)
     groups: dict[tuple[str, str], list[ResourceWrite]] = defaultdict(list)
@@ -58,7 +58,7 @@ def check_fenced_writes(history: History, clock: ClockSteps | None = None) -> li
         groups[(row.path, row.resource)].append(row)
     found = []
     for (path, resource), rows in sorted(groups.items()):
-        found.extend(_write_order(path, resource, rows, clock))
+        found.extend(_write_order(path, resource, rows, tolerance))
         for row in rows:
             holder = holder_of.get((resource, row.generation))
             if holder is not None and holder != row.holder:
@@ -77,7 +77,7 @@ def check_fenced_writes(history: History, clock: ClockSteps | None = None) -> li
                         f"sql {resource}: write {row.id} under generation {row.generation} "
                         f"committed {((row.committed or 0) - limit) / 1e6:.3f} s after a "
                         "later generation was granted",
-                        clock.may_reverse(row.committed or 0, limit),
+                        (row.committed or 0) - limit < tolerance * 1e6,
                     )
                 )
     return found

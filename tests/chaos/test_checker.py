@@ -396,9 +396,7 @@ def test_invoke_without_complete_loads_as_unknown(tmp_path: Path) -> None:
 
 
 def step(t: float, offset: float, previous: float) -> FaultEvent:
-    """A step at monotonic `t`; the wall clock is taken equal to it (as the database instants
-    of these histories are)."""
-    return FaultEvent("F11", "step", t, {"offset": offset, "previous": previous, "wall": t})
+    return FaultEvent("F11", "step", t, {"offset": offset, "previous": previous})
 
 
 def test_overlap_within_a_forward_clock_step_is_measured_not_counted() -> None:
@@ -419,9 +417,8 @@ def test_overlap_within_a_forward_clock_step_is_measured_not_counted() -> None:
 
 
 def test_a_backward_step_excuses_database_instants_out_of_order_by_no_more() -> None:
-    """After a 1 s backward step, a next generation whose acquired_at reads 0.5 s before the
-    previous holding's release may be of the right real order (both instants were read twice):
-    excused; 1.5 s before (outside what the step re-read) is a violation."""
+    """After a 1 s backward step, a next generation whose acquired_at is 0.5 s before the
+    previous expiry may be of the right real order: excused; 1.5 s before is a violation."""
     first = grant("a", 1, 0.0, 0.1)
     release = op("a", "release", 0.2, 0.25, holder="a", generation=1, expires_at=int(0.2 * SECOND))
     behind = replace_op(grant("b", 2, 0.3, 0.4), acquired_at=int(-0.3 * SECOND), deadline=None)
