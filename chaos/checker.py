@@ -29,6 +29,11 @@ reasoning that makes a correct client pass: its deadline is send + TTL; the data
 expiry to now() + TTL with now() later than the send; the next grant needs now() ≥ expiry, and
 its answer arrives later still. Property 1's order check is sound the same way (answered before
 sent ⇒ granted before). Properties 2 and 4 compare database instants with each other only.
+
+**Database clock steps (F11)** break the last link of that reasoning on purpose: what a step can
+explain is excused and reported as a figure (`Verdict.excused`), never counted, and only when
+`clock=True` (`chaos.properties.clock` says what and why); with `clock=False` the checker demands
+what it demands without steps — the negative control.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from dataclasses import dataclass
 from chaos.history import History
 from chaos.properties import Violation
 from chaos.properties.beliefs import check_beliefs
+from chaos.properties.clock import ClockSteps
 from chaos.properties.durability import check_durability
 from chaos.properties.generations import check_generations, check_validity
 from chaos.properties.liveness import Recovery, check_liveness, recovery_times
@@ -62,6 +68,7 @@ PROPERTIES: Mapping[int, str] = {
 class Verdict:
     violations: tuple[Violation, ...]
     recoveries: tuple[Recovery, ...]
+    excused: tuple[Violation, ...] = ()  # what a database clock step explains (F11)
 
     def count(self, number: int) -> int:
         return sum(1 for violation in self.violations if violation.property == number)
@@ -71,17 +78,23 @@ class Verdict:
         return not self.violations
 
 
-def check(history: History, *, liveness_bound: float = 8.0) -> Verdict:
+def check(history: History, *, liveness_bound: float = 8.0, clock: bool = True) -> Verdict:
     """Every violation of the seven properties that `history` proves. `liveness_bound`: seconds
-    within which an acquire must succeed after a heal (the longest TTL plus a small margin)."""
+    within which an acquire must succeed after a heal (the longest TTL plus a small margin), to
+    which the database clock's largest backward step is added. `clock`: excuse what the
+    database clock's steps explain (False: count it as violations)."""
+    steps = ClockSteps.of(history) if clock else ClockSteps()
+    fall = steps.largest_fall
     recoveries = recovery_times(history)
-    violations = [
+    found = [
         *check_generations(history),
-        *check_validity(history),
-        *check_beliefs(history),
-        *check_fenced_writes(history),
+        *check_validity(history, fall),
+        *check_beliefs(history, steps),
+        *check_fenced_writes(history, fall),
         *check_durability(history),
         *check_windows(history),
-        *check_liveness(history, recoveries, liveness_bound),
+        *check_liveness(history, recoveries, liveness_bound + fall),
     ]
-    return Verdict(tuple(violations), tuple(recoveries))
+    violations = tuple(violation for violation in found if not violation.excused)
+    excused = tuple(violation for violation in found if violation.excused)
+    return Verdict(violations, tuple(recoveries), excused)

@@ -77,7 +77,10 @@ def url_of(port: int, database: str = "postgres") -> str:
 class EmbeddedPostgres:
     """One PostgreSQL server in `root/data`, on 127.0.0.1:`port`."""
 
-    def __init__(self, port: int, root: Path | None = None) -> None:
+    def __init__(
+        self, port: int, root: Path | None = None, environment: Mapping[str, str] | None = None
+    ) -> None:
+        self.environment = dict(environment or {})  # the server's own (libfaketime, F11)
         self.root = root or Path(tempfile.mkdtemp(prefix="tnchaos"))
         self.root.mkdir(parents=True, exist_ok=True)
         self.data = self.root / "data"
@@ -88,9 +91,16 @@ class EmbeddedPostgres:
     def url(self, database: str = "postgres") -> str:
         return url_of(self.port, database)
 
-    def _run(self, program: str, *arguments: str, timeout: float = PG_CTL_TIMEOUT) -> None:
+    def _run(
+        self,
+        program: str,
+        *arguments: str,
+        timeout: float = PG_CTL_TIMEOUT,
+        environment: Mapping[str, str] | None = None,
+    ) -> None:
         """Run one of pgserver's programs; its error output is in the exception if it fails."""
         self._reach()
+        env = {**os.environ, **environment} if environment else None
         command = [str(postgres.program(program)), *arguments]
         try:
             subprocess.run(  # noqa: S603 - pgserver's own binaries, arguments built here
@@ -98,6 +108,7 @@ class EmbeddedPostgres:
                 check=True,
                 user=self.user,
                 timeout=timeout,
+                env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
@@ -149,7 +160,10 @@ class EmbeddedPostgres:
             shutil.chown(signal_file, self.user)
 
     def start(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "start")
+        self._run(
+            *("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "start"),
+            environment=self.environment,
+        )
 
     def stop(self, mode: StopMode = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop")

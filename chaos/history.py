@@ -100,7 +100,7 @@ class Belief:
 @dataclass(frozen=True, slots=True)
 class FaultEvent:
     fault: str
-    phase: Literal["start", "heal"]
+    phase: Literal["start", "heal", "step"]  # step: F11 moved the database's clock
     t: float
     detail: Mapping[str, Any] = field(default_factory=dict)
 

@@ -24,6 +24,7 @@ from tests.support.processes import free_port, wait_ready
 
 from chaos import facts
 from chaos.actor import Actor
+from chaos.clock import DatabaseClock
 from chaos.cluster import READY_TIMEOUT, Cluster, Processes, service_env
 from chaos.database import url_of
 from chaos.history import Recorder
@@ -81,8 +82,13 @@ class Lab:
         for folder in ("history", "ready", "state", "workers"):
             (run / folder).mkdir(parents=True, exist_ok=True)
         self.processes = Processes(run / "logs")
+        # F11: every server reads one clock the nemesis steps.
+        self.clock = DatabaseClock(run / "database-clock") if "F11" in options.faults else None
         self.databases = Databases(
-            run, standby=options.standby, synchronous=options.variant != "async-replication"
+            run,
+            standby=options.standby,
+            synchronous=options.variant != "async-replication",
+            environment=None if self.clock is None else self.clock.environment,
         )
         self.proxy = self.databases.address(seed=options.seed)  # the service's, F5 disturbs it
         self.address = self.databases.address()  # the workers' and the downstream app's
@@ -216,6 +222,7 @@ class Lab:
             self.window_workers,
             self.storm,
             self.names,
+            self.clock,
         )
 
     # Finish ------------------------------------------------------------------------------------

@@ -16,6 +16,9 @@ liveness probe (an acquire of a lease of its own, retried until it succeeds).
         is black-holed, an acquire is made, the workload goes on for a moment (its commits are
         on the primary alone, or wait for the standby), then the primary is crashed, the standby
         promoted, every address repointed to it, and a new standby cloned from it
+    F11 the database's clock jumps (`chaos.clock`, libfaketime): stepped forward or back by
+        0.5-3 TTLs and held there, or strobed (flipped between its true time and 0.5-3 TTLs
+        ahead every 50-300 ms); healed by stepping it back to the true time
 
 Faults run one at a time, so each heal is followed by its own probe; a fault that could not
 heal before the end of the run is not started.
@@ -34,13 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from chaos.actor import Actor
+from chaos.clock import DatabaseClock
 from chaos.cluster import Cluster, Processes
 from chaos.database import StopMode, lease_generations
 from chaos.history import Recorder
 from chaos.proxy import Proxy
 from chaos.replication import Databases
 
-FAULTS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10")
+FAULTS = ("F1", "F2", "F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11")
 PROBE_LEASE = "chaos.probe"
 DURABILITY_LEASE = "chaos.durability"
 PROBE_INTERVAL = 0.05
@@ -51,6 +55,10 @@ FAILOVER_SECONDS = 5.0
 # holds commits until the new standby streams) and how long it is retried.
 FIRST_ACQUIRE_TIMEOUT = 10.0
 FIRST_ACQUIRE_BOUND = 60.0
+# F11: the clock's steps in TTLs, and how long a strobe stays on one side.
+CLOCK_STEP_TTLS = (0.5, 3.0)
+STROBE_PERIOD = (0.05, 0.3)
+CLOCK_MODES = ("forward", "backward", "strobe")
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,12 @@ def _plan_one(kind: str, rng: random.Random, ttl: float) -> Fault:
         case "F10":
             stall = round(rng.uniform(0.3, 1.0), 3)
             return Fault(0, kind, round(stall + FAILOVER_SECONDS, 3), {"stall": stall})
+        case "F11":
+            mode = rng.choice(CLOCK_MODES)
+            step = round(rng.uniform(*CLOCK_STEP_TTLS) * ttl, 3)
+            return Fault(
+                0, kind, round(rng.uniform(1.5, 3.0) * ttl, 3), {"mode": mode, "step": step}
+            )
         case _:  # F7
             return Fault(0, kind, round(rng.uniform(2.0, 4.0), 3))
 
@@ -117,6 +131,7 @@ class Targets:
     window_workers: list[subprocess.Popen[bytes]]
     storm: list[subprocess.Popen[bytes]]
     names: Mapping[int, str]  # pid -> worker name (for its state file)
+    clock: DatabaseClock | None = None  # F11
 
 
 class Nemesis:
@@ -146,6 +161,7 @@ class Nemesis:
             "F7": self.storm,
             "F8": self.pause_window_worker,
             "F10": self.fail_over,
+            "F11": self.jump_clock,
         }
 
     async def run(self, plan: list[Fault], started: float, end: float, bound: float) -> None:
@@ -341,3 +357,35 @@ class Nemesis:
             for process in self.targets.storm:
                 self.targets.processes.send(process, signal.SIGUSR2)
         return {"processes": len(self.targets.storm)}
+
+    def _step_clock(self, clock: DatabaseClock, offset: float) -> None:
+        """Step the database's clock to `offset`, recorded (the checker's `ClockSteps`)."""
+        previous = clock.offset
+        at = clock.step(offset)
+        detail = {"offset": offset, "previous": previous}
+        self.recorder.write(
+            {"type": "fault", "fault": "F11", "phase": "step", "t": at, "detail": detail}
+        )
+
+    async def jump_clock(self, fault: Fault) -> dict[str, Any]:
+        clock = self.targets.clock
+        if clock is None:
+            return {"skipped": "no database clock"}
+        mode, step = fault.params["mode"], float(fault.params["step"])
+        steps = 0
+        try:
+            if mode == "strobe":
+                end = time.monotonic() + fault.duration
+                while time.monotonic() < end:
+                    self._step_clock(clock, step if clock.offset == 0 else 0.0)
+                    steps += 1
+                    await asyncio.sleep(self.rng.uniform(*STROBE_PERIOD))
+            else:
+                self._step_clock(clock, step if mode == "forward" else -step)
+                steps += 1
+                await asyncio.sleep(fault.duration)
+        finally:
+            if clock.offset != 0:
+                self._step_clock(clock, 0.0)
+                steps += 1
+        return {"mode": mode, "step": step, "steps": steps}

@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import asyncpg
@@ -62,9 +63,17 @@ SELECT sync_state FROM pg_stat_replication WHERE application_name = $1 AND state
 class Databases:
     """The primary, its standby (if the run has one), and the proxies that follow the primary."""
 
-    def __init__(self, run: Path, *, standby: bool, synchronous: bool) -> None:
+    def __init__(
+        self,
+        run: Path,
+        *,
+        standby: bool,
+        synchronous: bool,
+        environment: Mapping[str, str] | None = None,
+    ) -> None:
         self.run = run
-        self.primary = EmbeddedPostgres(free_port(), run / "pg")
+        self.environment = environment  # every server's (F11: the one clock they all read)
+        self.primary = EmbeddedPostgres(free_port(), run / "pg", environment)
         self.standby: EmbeddedPostgres | None = None
         self.retired: list[EmbeddedPostgres] = []  # old primaries, stopped for good
         self.with_standby = standby
@@ -103,7 +112,9 @@ class Databases:
 
     async def add_standby(self) -> None:
         """Clone a standby from the primary; return once it streams (synchronously if so set)."""
-        self.standby = EmbeddedPostgres(free_port(), self.run / f"pg{self.servers}")
+        self.standby = EmbeddedPostgres(
+            free_port(), self.run / f"pg{self.servers}", self.environment
+        )
         self.servers += 1
         await asyncio.to_thread(self.standby.clone, self.primary.port, self.link.port, STANDBY_NAME)
         await asyncio.to_thread(self.standby.start)

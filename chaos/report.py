@@ -8,6 +8,7 @@ was open at some moment between its send and its answer: it may have waited for 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -15,6 +16,7 @@ from typing import Any
 
 from chaos.checker import PROPERTIES, Verdict
 from chaos.history import OUTCOMES, History, Operation
+from chaos.properties.clock import ClockSteps
 
 OPERATION_ORDER = ("acquire", "renew", "release", "write_sql", "write_http", "claim", "complete")
 TIMED = ("acquire", "renew", "release")
@@ -106,11 +108,32 @@ def figures(history: History, verdict: Verdict, injected: Mapping[str, int]) -> 
             for event in history.faults
             if event.fault == "F10" and event.phase == "heal"
         ],
+        "clock": clock_figures(history, verdict),
         "faults_injected": dict(sorted(injected.items())),
         "settings": dict(history.facts.settings),
         "violations": {number: verdict.count(number) for number in PROPERTIES},
         "violation_messages": [
             f"P{v.property}: {v.message}" for v in verdict.violations[:MESSAGES_SHOWN]
+        ],
+    }
+
+
+def clock_figures(history: History, verdict: Verdict) -> dict[str, Any] | None:
+    """F11's figures: the steps, and what they excused (None: the clock never moved)."""
+    steps = ClockSteps.of(history)
+    if not steps:
+        return None
+    moves = [b - a for a, b in itertools.pairwise((0.0, *steps.offsets))]
+    overlaps = [v.overlap for v in verdict.excused if v.property == 3]
+    return {
+        "steps": len(moves),
+        "largest_forward": max((move for move in moves if move > 0), default=0.0),
+        "largest_backward": steps.largest_fall,
+        "overlaps": len(overlaps),
+        "longest_overlap": max(overlaps, default=0.0),
+        "excused": {n: sum(1 for v in verdict.excused if v.property == n) for n in PROPERTIES},
+        "excused_messages": [
+            f"P{v.property}: {v.message}" for v in verdict.excused[:MESSAGES_SHOWN]
         ],
     }
 
@@ -127,6 +150,21 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return [*lines, ""]
+
+
+def _clock_table(clock: Mapping[str, Any] | None) -> list[str]:
+    if clock is None:
+        return []
+    rows = [
+        ["steps", clock["steps"]],
+        ["largest step forward (s)", f"{clock['largest_forward']:.3f}"],
+        ["largest step back (s)", f"{clock['largest_backward']:.3f}"],
+        ["P3 overlaps within a forward step", clock["overlaps"]],
+        ["longest overlap (s)", f"{clock['longest_overlap']:.3f}"],
+        *[[f"P{n} excused", count] for n, count in clock["excused"].items() if count],
+    ]
+    lines = _table(["database clock (F11)", "value"], rows)
+    return lines + [f"- excused {message}" for message in clock["excused_messages"]] + [""]
 
 
 def markdown(summary: Mapping[str, Any], title: str) -> str:
@@ -178,6 +216,7 @@ def markdown(summary: Mapping[str, Any], title: str) -> str:
                 for number, row in enumerate(summary["failovers"], 1)
             ],
         )
+    out += _clock_table(summary.get("clock"))
     out += _table(["fault", "injected"], list(summary["faults_injected"].items()))
     out += _table(["database setting", "value"], list(summary["settings"].items()))
     out += _table(

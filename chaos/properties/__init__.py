@@ -20,6 +20,10 @@ FINAL_PROCESS = "final"
 class Violation:
     property: int
     message: str
+    # Within what a database clock step (F11) explains (chaos.properties.clock): reported as a
+    # figure, not counted as a violation.
+    excused: bool = False
+    overlap: float = 0.0  # property 3: how long the belief outlasted the next grant (seconds)
 
 
 def grants(history: History) -> list[Operation]:

@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from chaos.history import History
 from chaos.properties import Violation, next_grant, received
+from chaos.properties.clock import ClockSteps
 
 BeliefKey = tuple[str, str, int]  # process, lease, generation
 
@@ -48,7 +49,10 @@ def _beliefs(history: History) -> dict[BeliefKey, list[tuple[float, float]]]:
     return beliefs
 
 
-def check_beliefs(history: History) -> list[Violation]:
+def check_beliefs(history: History, clock: ClockSteps | None = None) -> list[Violation]:
+    """`clock`: the database clock's steps; an overlap no longer than the clock's rise from the
+    belief's start to the next grant's receipt is an excused overlap (the clock's doing)."""
+    clock = clock or ClockSteps()
     found = []
     later_grants = next_grant(history)
     beliefs = _beliefs(history)
@@ -56,23 +60,30 @@ def check_beliefs(history: History) -> list[Violation]:
         later = later_grants.get((lease, generation))
         end = max(end for _, end in spans)
         if later is not None and end > received(later):
+            start = min(start for start, _ in spans)
+            overlap = end - received(later)
             found.append(
                 Violation(
                     3,
                     f"{lease}: {process} believed it held generation {generation} until "
-                    f"{end - received(later):.3f} s after {later.process} was granted "
-                    f"{later.generation}",
+                    f"{overlap:.3f} s after {later.process} was granted {later.generation}",
+                    overlap <= clock.rise(start, received(later)),
+                    overlap,
                 )
             )
     for effect in history.effects:
         later = later_grants.get((effect.lease, effect.generation))
         own = beliefs.get((effect.process, effect.lease, effect.generation), [])
         if later is not None and effect.t > received(later):
+            start = min((start for start, _ in own), default=effect.t)
             found.append(
                 Violation(
                     3,
                     f"{effect.lease}: {effect.process} wrote a side effect under generation "
-                    f"{effect.generation} after {later.process} was granted {later.generation}",
+                    f"{effect.generation} {effect.t - received(later):.3f} s after "
+                    f"{later.process} was granted {later.generation}",
+                    effect.t - received(later) <= clock.rise(start, received(later)),
+                    effect.t - received(later),
                 )
             )
         elif own and not any(start <= effect.t <= end for start, end in own):

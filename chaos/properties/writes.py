@@ -24,7 +24,9 @@ def _granted_after(history: History) -> dict[tuple[str, int], int]:
     return found
 
 
-def _write_order(path: str, resource: str, rows: list[ResourceWrite]) -> list[Violation]:
+def _write_order(
+    path: str, resource: str, rows: list[ResourceWrite], tolerance: float
+) -> list[Violation]:
     exact = all(row.committed is not None for row in rows)
     rows = sorted(rows, key=lambda row: ((row.committed or 0) if exact else 0, row.id))
     found = []
@@ -36,6 +38,9 @@ def _write_order(path: str, resource: str, rows: list[ResourceWrite]) -> list[Vi
                     4,
                     f"{path} {resource}: write {row.id} with generation {row.generation} "
                     f"committed after write {highest.id} with generation {highest.generation}",
+                    tolerance > 0
+                    and exact
+                    and (row.committed or 0) - (highest.committed or 0) <= tolerance * 1e6,
                 )
             )
         if highest is None or row.generation > highest.generation:
@@ -43,7 +48,9 @@ def _write_order(path: str, resource: str, rows: list[ResourceWrite]) -> list[Vi
     return found
 
 
-def check_fenced_writes(history: History) -> list[Violation]:
+def check_fenced_writes(history: History, tolerance: float = 0.0) -> list[Violation]:
+    """`tolerance`: seconds the database's clock fell back at most (F11); commit timestamps
+    out of order by no more are excused (`chaos.properties.clock`)."""
     facts, holder_of = history.facts, holders(history)
     granted_after = _granted_after(history)
     groups: dict[tuple[str, str], list[ResourceWrite]] = defaultdict(list)
@@ -51,7 +58,7 @@ def check_fenced_writes(history: History) -> list[Violation]:
         groups[(row.path, row.resource)].append(row)
     found = []
     for (path, resource), rows in sorted(groups.items()):
-        found.extend(_write_order(path, resource, rows))
+        found.extend(_write_order(path, resource, rows, tolerance))
         for row in rows:
             holder = holder_of.get((resource, row.generation))
             if holder is not None and holder != row.holder:
@@ -70,6 +77,7 @@ def check_fenced_writes(history: History) -> list[Violation]:
                         f"sql {resource}: write {row.id} under generation {row.generation} "
                         f"committed {((row.committed or 0) - limit) / 1e6:.3f} s after a "
                         "later generation was granted",
+                        (row.committed or 0) - limit < tolerance * 1e6,
                     )
                 )
     return found

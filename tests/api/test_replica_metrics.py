@@ -104,3 +104,14 @@ async def test_pool_gauges_count_connections_in_use(database_url: str) -> None:
         assert reading() == (0, 0, 0)
     finally:
         await pool.close()
+
+
+async def test_the_database_clock_is_watched_from_the_start(uncached: httpx.AsyncClient) -> None:
+    """Each replica reads the database's clock from start-up: the offset gauge and both jump
+    counters are on /metrics at once, at 0 (app/database_clock.py)."""
+    samples = await scrape(uncached)
+    assert ("tenure_database_clock_offset_seconds", ()) in samples
+    assert abs(value(samples, "tenure_database_clock_offset_seconds")) < 0.25
+    for direction in ("forward", "backward"):
+        key = ("tenure_database_clock_jumps_total", (("direction", direction),))
+        assert samples.get(key) == 0

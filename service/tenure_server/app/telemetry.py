@@ -29,6 +29,7 @@ from collections.abc import Callable
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from tenure_server.app.database_clock import DatabaseClockMetrics
 from tenure_server.app.pool_gauges import PoolGauges, forget_dead_workers
 from tenure_server.app.state_gauges import DatabaseGauges
 from tenure_server.domain.events import (
@@ -240,6 +241,7 @@ class Telemetry:
         self.metrics.registry.register(self.gauges)
         # Sampled in the background too when workers share the metrics: a scrape reaches one.
         self.pool = PoolGauges(self.metrics.registry, shared=bool(os.environ.get(MULTIPROCESS_ENV)))
+        self.database_clock = DatabaseClockMetrics(self.metrics.registry)
 
     def exposition(self) -> bytes:
         """The text format of every metric: this process's (or all workers') and the gauges."""

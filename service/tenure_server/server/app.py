@@ -36,6 +36,7 @@ from tenure_server.api.express import Express
 from tenure_server.api.hot_routes import HOT_ROUTES
 from tenure_server.app.auth import Authenticator
 from tenure_server.app.coalescing import Coalescing
+from tenure_server.app.database_clock import DatabaseClockWatch
 from tenure_server.app.lock_waits import LockWaits
 from tenure_server.app.monitor import MONITOR_LEASE, Monitor, MonitorConfig
 from tenure_server.app.operations import Operations
@@ -166,9 +167,16 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
             )
             app.state.operations = operations
             app.state.limits = settings.limits
+            telemetry: Telemetry = app.state.telemetry
+            clock = DatabaseClockWatch(
+                repository,
+                telemetry.database_clock,
+                jump_seconds=settings.database_clock_jump_seconds,
+            )
             async with (
                 monitoring(app, settings, repository, operations),
-                app.state.telemetry.pool.watching(pool),
+                telemetry.pool.watching(pool),
+                clock.watching(settings.database_clock_interval_seconds),
             ):
                 with _drain_on_signals(operations.drain, hub.close), _startup_heap_frozen():
                     yield

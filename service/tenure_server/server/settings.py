@@ -149,6 +149,20 @@ class Settings(BaseSettings):
     metrics_cache_seconds: float = Field(
         default=5.0, ge=0, description="How long /metrics reuses gauges read from the database."
     )
+    # The database clock watch (issue 27; app/database_clock.py).
+    database_clock_interval_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=3600,
+        description="Seconds between two readings of the database's clock by each replica.",
+    )
+    database_clock_jump_seconds: float = Field(
+        default=0.25,
+        gt=0,
+        le=3600,
+        description="A move of the database's clock between two readings larger than this "
+        "(beyond their round trips) is a jump: counted and logged.",
+    )
     # The live event stream, GET /v1/events/stream (docs/monitoring.md, "Event stream").
     events_publish_seconds: float = Field(
         default=0.1, gt=0, le=10, description="How often recorded events are sent to every replica."
