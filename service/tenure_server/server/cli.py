@@ -225,7 +225,11 @@ def migrate_command() -> None:
     _configure_logging(settings)
 
     async def run() -> list[int]:
-        return await migrate(await database_url(settings), settings.connect_timeout_seconds)
+        return await migrate(
+            await database_url(settings),
+            settings.connect_timeout_seconds,
+            settings.migration_patience,
+        )
 
     with _exit_when_unreachable("migrate"):
         applied = asyncio.run(run())
