@@ -115,7 +115,9 @@ async def migrate(
         await connection.execute(_SQL["lock"])
         try:
             await connection.execute(_SQL["lock_timeout"], str(patience.lock_timeout_ms))
-            return await _apply_missing(connection, patience, migrations or available())
+            return await _apply_missing(
+                connection, patience, available() if migrations is None else migrations
+            )
         finally:
             await connection.execute(_SQL["unlock"])
     finally:
