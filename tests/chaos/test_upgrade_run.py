@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from chaos.upgrade import previous_tenure, steps
 
+from tests.chaos.harness import run_harness
+
 pytestmark = pytest.mark.slow
 
 DURATION = 40.0
