@@ -17,6 +17,7 @@ pytestmark = pytest.mark.slow
 DURATION = 40.0
 OVERRUN = 45.0
 REPLICAS = 2
+WALL_BOUND = 120.0  # 60 s on a quiet 2-core machine, the virtualenv cached
 
 
 @pytest.fixture(scope="module")
@@ -45,4 +46,4 @@ def test_a_rolling_upgrade_and_its_rollback_violate_nothing(
     upgrades = [r for r in summary["recoveries"] if r["fault"] == "upgrade"]
     assert len(upgrades) == len(steps(REPLICAS))
     assert all(r["seconds"] is not None for r in upgrades)
-    assert ran.wall < DURATION + OVERRUN, f"the upgrade run took {ran.wall:.0f} s"
+    assert ran.wall < WALL_BOUND, f"the upgrade run took {ran.wall:.0f} s"
