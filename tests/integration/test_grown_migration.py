@@ -6,7 +6,7 @@ The rows are bulk-inserted (generate_series), not driven through HTTP. CI grows 
 and 300,000 history rows; the issue's size is a documented command (docs/operations.md):
 
     TENURE_TEST_GROWN_LEASES=1000000 .venv/bin/python -m pytest \\
-        tests/integration/test_grown_migration.py -p no:randomly -s
+        tests/integration/test_grown_migration.py -p no:randomly -s --timeout 600
 """
 
 from __future__ import annotations
