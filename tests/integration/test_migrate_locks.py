@@ -13,9 +13,12 @@ import asyncpg
 import httpx
 import pytest
 
+from tenure.commands import EXIT_MIGRATION_LOCKED
 from tenure_server.db.migrate import LockPatience, Migration, MigrationLocked, available, migrate
+from tests import postgres
 from tests.api.test_leases import held
 from tests.integration.test_lock_waits import fenced_transaction
+from tests.support.processes import TENURE, without_tenure_settings
 
 # Stands for the next migration that alters the leases table: it needs an ACCESS EXCLUSIVE lock,
 # however quick it is once it holds it.
@@ -127,6 +130,36 @@ async def test_a_no_transaction_migration_that_failed_half_way_is_run_again_whol
         "SELECT indisvalid FROM pg_index WHERE indexrelid = 'leases_probe_holder'::regclass"
     )
     assert valid is True
+
+
+async def test_tenure_migrate_says_in_one_line_which_migration_found_its_table_locked(
+    server_url: str,
+) -> None:
+    """A transaction reads the generation floor that migration 0009 alters: `tenure migrate`
+    tries twice, then exits 75 with one line naming 0009 and the settings, not a traceback."""
+    name = postgres.unique_name("tenure_v8")
+    url = await postgres.create_database_at(server_url, name, 8)
+    holder = await asyncpg.connect(url)
+    try:
+        async with holder.transaction():
+            await holder.execute("SELECT generation FROM tenure_generation_floor")
+            env = without_tenure_settings() | {
+                "TENURE_DATABASE_URL": url,
+                "TENURE_MIGRATION_LOCK_TIMEOUT_MS": "100",
+                "TENURE_MIGRATION_LOCK_ATTEMPTS": "2",
+            }
+            process = await asyncio.create_subprocess_exec(
+                str(TENURE), "migrate", env=env, stderr=asyncio.subprocess.PIPE
+            )
+            _, stderr = await process.communicate()
+    finally:
+        await holder.close()
+        await postgres.drop_database(server_url, name)
+    assert process.returncode == EXIT_MIGRATION_LOCKED
+    lines = [line for line in stderr.decode().splitlines() if line.startswith("tenure migrate:")]
+    assert len(lines) == 1, stderr.decode()
+    assert "0009_generation_bound waited 2 times 100 ms" in lines[0]
+    assert "Traceback" not in stderr.decode()
 
 
 def test_a_no_transaction_migration_is_split_at_the_ends_of_its_statements() -> None:
