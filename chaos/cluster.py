@@ -13,10 +13,16 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.processes import free_port, tenure_command, wait_ready, without_tenure_settings
+from tests.support.processes import (
+    TENURE,
+    free_port,
+    tenure_command,
+    wait_ready,
+    without_tenure_settings,
+)
 
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 5.0
@@ -78,6 +84,9 @@ class Replica:
     index: int
     port: int
     process: subprocess.Popen[bytes] | None = None
+    tenure: Path = TENURE  # the release it runs: another one's command during an upgrade
+    # Held while the replica is killed and restarted, or replaced: one change at a time.
+    changing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
     def url(self) -> str:
@@ -100,7 +109,8 @@ class Cluster:
     async def start(self, index: int) -> None:
         replica = self.replicas[index]
         name = f"service{index}" + (f".{self.restarts}" if self.restarts else "")
-        replica.process = self.processes.start(name, tenure_command(replica.port), self.env)
+        command = tenure_command(replica.port, tenure=replica.tenure)
+        replica.process = self.processes.start(name, command, self.env)
         await asyncio.to_thread(wait_ready, f"{replica.url}/readyz", replica.process, READY_TIMEOUT)
 
     async def kill(self, index: int) -> None:
@@ -108,6 +118,17 @@ class Cluster:
         if process is not None:
             await asyncio.to_thread(self.processes.kill, process)
         self.restarts += 1
+
+    async def replace(self, index: int, tenure: Path) -> None:
+        """Stop the replica as a rolling update does (SIGTERM, then the kill), and start the
+        release whose command is `tenure` on its port."""
+        replica = self.replicas[index]
+        async with replica.changing:
+            if replica.process is not None:
+                await asyncio.to_thread(self.processes.stop, [replica.process])
+            self.restarts += 1
+            replica.tenure = tenure
+            await self.start(index)
 
     def signal(self, index: int, sig: signal.Signals) -> None:
         process = self.replicas[index].process

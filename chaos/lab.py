@@ -31,6 +31,7 @@ from chaos.history import Recorder
 from chaos.nemesis import Targets
 from chaos.proxy import Proxy
 from chaos.replication import Databases
+from chaos.upgrade import previous_tenure
 from chaos.worker import WorkerConfig
 
 WINDOW_LEASE = "chaos.window"
@@ -53,6 +54,7 @@ class Options:
     liveness_bound: float = 5.0  # seconds beyond the longest TTL
     storm_processes: int = 4
     storm_contenders: int = 16
+    upgrade: bool = False  # start on the previous release, upgrade and roll back (chaos.upgrade)
 
     @property
     def lease_names(self) -> list[str]:
@@ -108,7 +110,11 @@ class Lab:
         extra = {"TENURE_ALLOW_ASYNC_COMMIT": "true"} if self._async_commit else {}
         env = service_env(url_of(self.proxy.port, "tenure"), self.run / "service", extra)
         self.cluster = Cluster(self.processes, self.options.replica_count, env)
-        await self.cluster.start(0)  # migrates
+        if self.options.upgrade:
+            previous = await asyncio.to_thread(previous_tenure)
+            for replica in self.cluster.replicas:
+                replica.tenure = previous
+        await self.cluster.start(0)  # migrates (to the previous release's schema, in an upgrade)
         await asyncio.gather(*(self.cluster.start(n) for n in range(1, len(self.cluster.replicas))))
         await execute(self.databases.primary.url("tenure"), facts.SQL_WRITES_TABLE)
         await self._downstream()

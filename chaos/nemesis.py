@@ -251,9 +251,10 @@ class Nemesis:
 
     async def kill_service(self, fault: Fault) -> dict[str, Any]:
         index = self.rng.randrange(len(self.targets.cluster.replicas))
-        await self.targets.cluster.kill(index)
-        await asyncio.sleep(fault.duration)
-        await self.targets.cluster.start(index)
+        async with self.targets.cluster.replicas[index].changing:  # not while it is replaced
+            await self.targets.cluster.kill(index)
+            await asyncio.sleep(fault.duration)
+            await self.targets.cluster.start(index)
         return {"replica": index}
 
     async def _acknowledged_acquire(self, answer_within: float = 1.0) -> float | None:

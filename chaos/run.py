@@ -33,6 +33,7 @@ from chaos.history import load
 from chaos.lab import Lab, Options
 from chaos.nemesis import FAULTS, Nemesis, schedule
 from chaos.report import figures, markdown
+from chaos.upgrade import Rollout, previous_release, previous_tenure, schema_refusals, steps
 from chaos.variants import VARIANTS
 
 # Seconds a run may take beyond its duration (start-up, the last probe, final checks) before it
@@ -57,8 +58,13 @@ async def _drive(lab: Lab, options: Options) -> dict[str, int]:
     crash: StopMode | None = "immediate" if options.variant == "async-commit" else None
     nemesis = Nemesis(lab.targets(), lab.recorder, options.seed, options.ttl_max, crash=crash)
     plan = schedule(list(options.faults), options.duration, options.seed, options.ttl_max)
+    runs = [nemesis.run(plan, started, end, 3 * bound)]
+    if options.upgrade:
+        rollout = Rollout(nemesis, await asyncio.to_thread(previous_tenure))
+        replicas = len(lab.targets().cluster.replicas)
+        runs.append(rollout.run(steps(replicas), started, options.duration, 3 * bound))
     try:
-        await nemesis.run(plan, started, end, 3 * bound)
+        await asyncio.gather(*runs)
     finally:
         nemesis.close()
     await asyncio.sleep(max(0.0, end - time.monotonic()))
@@ -83,6 +89,8 @@ async def execute(options: Options, run: Path, *, overrun: float = OVERRUN) -> R
         loop.remove_signal_handler(signal.SIGTERM)
     verdict = check(load(run), liveness_bound=options.ttl_max + options.liveness_bound)
     summary = figures(load(run), verdict, injected)
+    if options.upgrade:
+        summary["schema_refusals"] = schema_refusals(run)
     seconds = time.monotonic() - began
     summary["wall_seconds"] = round(seconds, 1)
     title = (
@@ -90,7 +98,13 @@ async def execute(options: Options, run: Path, *, overrun: float = OVERRUN) -> R
         f"{options.duration:g} s, {options.workers} workers, faults {','.join(options.faults)}, "
         f"seed {options.seed}, {options.replica_count} replica(s), wall {seconds:.0f} s"
     )
-    return Result(verdict, summary, markdown(summary, title), run, seconds)
+    text = markdown(summary, title)
+    if options.upgrade:
+        text += (
+            f"\nRolling upgrade from {previous_release()[:7]} and back: "
+            f"{injected.get('upgrade', 0)} steps, schema refusals {summary['schema_refusals']}\n"
+        )
+    return Result(verdict, summary, text, run, seconds)
 
 
 def parse(argv: list[str]) -> tuple[Options, argparse.Namespace]:
@@ -104,6 +118,12 @@ def parse(argv: list[str]) -> tuple[Options, argparse.Namespace]:
     parser.add_argument("--ttl-max", type=float, default=2.0)
     parser.add_argument("--leases", type=int, default=0)
     parser.add_argument("--replicas", type=int, default=0)
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="start on the previous release (chaos/previous_release), migrate, replace each "
+        "replica with the current one, then roll back",
+    )
     parser.add_argument("--report", type=Path, help="write the summary (Markdown) here")
     parser.add_argument("--json", type=Path, help="write the figures (JSON) here")
     parser.add_argument("--run-dir", type=Path, help="folder for the history (default: a new one)")
@@ -132,6 +152,7 @@ def parse(argv: list[str]) -> tuple[Options, argparse.Namespace]:
         ttl_max=arguments.ttl_max,
         leases=arguments.leases,
         replicas=arguments.replicas,
+        upgrade=arguments.upgrade,
     )
     return options, arguments
 

@@ -12,10 +12,7 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import asyncpg
-
-from tenure_server.db.migrate import available
-from tenure_server.db.sql import load
+from tenure_server.db.migrate import available, migrate
 from tests.support import postgres
 
 
@@ -52,17 +49,4 @@ async def create_database_at(url: str, name: str, version: int) -> str:
 
 async def migrate_up_to(database: str, version: int) -> None:
     """Apply the migrations up to `version` that the database lacks, as `migrate` applies them."""
-    statements = load("migrate.sql")
-    connection = await asyncpg.connect(database)
-    try:
-        await connection.execute(statements["create_table"])
-        done = {row["version"] for row in await connection.fetch(statements["applied"])}
-        for migration in available():
-            if migration.version <= version and migration.version not in done:
-                async with connection.transaction():
-                    await connection.execute(migration.sql)
-                    await connection.execute(
-                        statements["record"], migration.version, migration.name
-                    )
-    finally:
-        await connection.close()
+    await migrate(database, migrations=[m for m in available() if m.version <= version])

@@ -49,6 +49,7 @@ from tenure.commands import (
     ENTRY_POINT_GROUP,
     EXIT_CONFIGURATION,
     EXIT_DATABASE_UNREACHABLE,
+    EXIT_MIGRATION_LOCKED,
     EXIT_NOT_LISTENING,
     SERVER,
     ServerCommands,
@@ -96,6 +97,8 @@ exit status:
   {EXIT_DATABASE_UNREACHABLE}   no connection to the database: the message says where (host, port,
        database, user; never the password) and why (refused, unknown host, no such
        database, authentication failed, refused by the server's rules, timeout)
+  {EXIT_MIGRATION_LOCKED}   migrate: a migration found a table locked on every try (a long
+       transaction); nothing of it applied: run it again
 
 Without TENURE_DATABASE_URL an embedded PostgreSQL is started in TENURE_DATA_DIR
 (.tenure/pgdata). Every setting is a TENURE_* variable (README.md, "Configuration").

@@ -15,6 +15,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "EXIT_CONFIGURATION",
     "EXIT_DATABASE_UNREACHABLE",
+    "EXIT_MIGRATION_LOCKED",
     "EXIT_NOT_LISTENING",
     "SERVER",
     "ServerCommands",
@@ -28,6 +29,7 @@ SERVER = "server"
 EXIT_CONFIGURATION = 1  # a setting or option is invalid: the message names it
 EXIT_NOT_LISTENING = 3  # serve: the address cannot be listened on, or the app failed to start
 EXIT_DATABASE_UNREACHABLE = 69  # no connection to the database (sysexits' EX_UNAVAILABLE)
+EXIT_MIGRATION_LOCKED = 75  # migrate: a lock stayed taken on every try (sysexits' EX_TEMPFAIL)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,14 +4,11 @@
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from chaos import run
+from tests.chaos.harness import run_harness
 
 pytestmark = pytest.mark.slow
 
@@ -27,19 +24,12 @@ def test_short_run_has_no_violation_and_its_faults_bite(
 ) -> None:
     """A short run with pauses, kills, restarts, long fences, a storm and 3 replicas reports
     zero violations, with takeovers, refused stale writes, restarts and recovery after heals."""
-    figures = run_dir.parent / "figures.json"
     argv = [
         *("--duration", str(DURATION), "--workers", "8", "--faults", FAULTS, "--seed", "11"),
         *("--ttl-min", "0.5", "--ttl-max", "1.0", "--overrun", str(OVERRUN)),
-        *("--run-dir", str(run_dir), "--json", str(figures)),
     ]
-    began = time.monotonic()
-    status = run.main(argv)
-    wall = time.monotonic() - began
-    printed = capsys.readouterr().out
-    with capsys.disabled():  # the summary table stays in the CI log
-        print(printed)
-    summary: dict[str, Any] = json.loads(figures.read_text(encoding="utf-8"))
+    ran = run_harness(argv, run_dir, capsys)
+    summary, status, printed, wall = ran.summary, ran.status, ran.printed, ran.wall
     assert summary["violation_messages"] == []
     assert all(count == 0 for count in summary["violations"].values())
     assert status == 0

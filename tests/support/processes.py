@@ -45,8 +45,9 @@ def free_port() -> int:
         return port
 
 
-def tenure_command(port: int, *arguments: str) -> list[str]:
-    return [str(TENURE), "serve", "--port", str(port), *arguments]
+def tenure_command(port: int, *arguments: str, tenure: Path = TENURE) -> list[str]:
+    """`tenure serve` on `port`; `tenure`: another release's command (chaos.upgrade)."""
+    return [str(tenure), "serve", "--port", str(port), *arguments]
 
 
 def without_tenure_settings(environment: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -139,7 +139,7 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         dsn = await database_url(settings)
         if settings.migrate_on_start:
-            await migrate(dsn, settings.connect_timeout_seconds)
+            await migrate(dsn, settings.connect_timeout_seconds, settings.migration_patience)
         pool = await create_pool(
             dsn,
             min_size=settings.pool_min_size,

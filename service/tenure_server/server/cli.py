@@ -25,11 +25,16 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 from uvicorn.supervisors import Multiprocess
 
-from tenure.commands import EXIT_DATABASE_UNREACHABLE, EXIT_NOT_LISTENING, ServerCommands
+from tenure.commands import (
+    EXIT_DATABASE_UNREACHABLE,
+    EXIT_MIGRATION_LOCKED,
+    EXIT_NOT_LISTENING,
+    ServerCommands,
+)
 from tenure_server.app.telemetry import MULTIPROCESS_ENV
 from tenure_server.db.admin import bump_generations
 from tenure_server.db.connecting import DatabaseUnreachable, check_reachable, target
-from tenure_server.db.migrate import migrate
+from tenure_server.db.migrate import MigrationLocked, migrate
 from tenure_server.server import logs
 from tenure_server.server.app import create_app, database_url
 from tenure_server.server.settings import Settings
@@ -225,10 +230,18 @@ def migrate_command() -> None:
     _configure_logging(settings)
 
     async def run() -> list[int]:
-        return await migrate(await database_url(settings), settings.connect_timeout_seconds)
+        return await migrate(
+            await database_url(settings),
+            settings.connect_timeout_seconds,
+            settings.migration_patience,
+        )
 
     with _exit_when_unreachable("migrate"):
-        applied = asyncio.run(run())
+        try:
+            applied = asyncio.run(run())
+        except MigrationLocked as error:
+            print(f"tenure migrate: {error}", file=sys.stderr)
+            raise SystemExit(EXIT_MIGRATION_LOCKED) from None
     print("applied: " + (", ".join(f"{v:04d}" for v in applied) if applied else "nothing to do"))
 
 

@@ -11,6 +11,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tenure_server.app.lock_waits import DEFAULT_LOCK_WAITS
 from tenure_server.db.connecting import DEFAULT_CONNECT_TIMEOUT_SECONDS
+from tenure_server.db.migrate import (
+    DEFAULT_MIGRATION_LOCK_ATTEMPTS,
+    DEFAULT_MIGRATION_LOCK_TIMEOUT_MS,
+    LockPatience,
+)
 from tenure_server.domain.limits import DEFAULT_MAX_EARLY_TOLERANCE, Limits
 from tenure_server.server.logs import LogFormat
 
@@ -73,6 +78,20 @@ class Settings(BaseSettings):
     default_page_size: int = Field(default=100, ge=1)
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
     migrate_on_start: bool = True
+    migration_lock_timeout_ms: int = Field(
+        default=DEFAULT_MIGRATION_LOCK_TIMEOUT_MS,
+        ge=1,
+        le=60000,
+        description="How long a migration waits for a lock before it is rolled back and tried "
+        "again; requests needing the table wait behind it meanwhile.",
+    )
+    migration_lock_attempts: int = Field(
+        default=DEFAULT_MIGRATION_LOCK_ATTEMPTS,
+        ge=1,
+        le=1000,
+        description="Tries of a migration whose locks stay taken (pausing 0.1 s, doubling up "
+        "to 5 s, between two) before the migration fails.",
+    )
     allow_async_commit: bool = Field(
         default=False,
         description="Start even when synchronous_commit=off (throw-away environments only).",
@@ -216,6 +235,10 @@ class Settings(BaseSettings):
         if self.tokens_file is not None and self.tokens is not None:
             raise ValueError("set TENURE_TOKENS_FILE or TENURE_TOKENS, not both")
         return self
+
+    @property
+    def migration_patience(self) -> LockPatience:
+        return LockPatience(self.migration_lock_timeout_ms, self.migration_lock_attempts)
 
     @property
     def auth_configured(self) -> bool:

@@ -39,6 +39,8 @@ CREATE TABLE job_windows (
     lease        text COLLATE "C" NOT NULL,
     holder       text NOT NULL,
     generation   bigint NOT NULL CHECK (generation >= 1),
+    -- A count of tries of one window: never near 2^31.
+    -- squawk-ignore prefer-bigint-over-int
     attempts     integer NOT NULL DEFAULT 1 CHECK (attempts >= 1),
     started_at   timestamptz NOT NULL,
     completed_at timestamptz,

@@ -22,8 +22,12 @@ CREATE TABLE jobs (
 CREATE INDEX jobs_by_lease ON jobs (lease) WHERE deleted_at IS NULL;
 
 -- Status reads: the latest completed and the latest started window of a job, without a scan.
+-- Accepted when written: a plain CREATE INDEX blocks writes to job_windows while it builds. A new
+-- index on an existing table is now built CONCURRENTLY, in a no-transaction migration.
+-- squawk-ignore require-concurrent-index-creation
 CREATE INDEX job_windows_by_completion ON job_windows (job, completed_at DESC)
     WHERE completed_at IS NOT NULL;
+-- squawk-ignore require-concurrent-index-creation
 CREATE INDEX job_windows_by_start ON job_windows (job, started_at DESC);
 
 CREATE TABLE job_events (
@@ -35,6 +39,8 @@ CREATE TABLE job_events (
     lease       text COLLATE "C",
     holder      text,
     generation  bigint,
+    -- A count of tries: never near 2^31.
+    -- squawk-ignore prefer-bigint-over-int
     attempt     integer,
     detail      text,
     at          timestamptz NOT NULL DEFAULT clock_timestamp()
@@ -54,6 +60,8 @@ CREATE TABLE fence_events (
 );
 CREATE INDEX fence_events_by_time ON fence_events (at);
 
+-- Accepted when written, as job_windows_by_completion above.
+-- squawk-ignore require-concurrent-index-creation
 CREATE INDEX lease_events_by_time ON lease_events (at);
 
 -- One row per job (or lease), window and kind: whoever evaluates, an alert is opened once.
@@ -88,6 +96,8 @@ CREATE TABLE webhook_deliveries (
     payload         jsonb NOT NULL,
     created_at      timestamptz NOT NULL DEFAULT now(),
     next_attempt_at timestamptz NOT NULL DEFAULT now(),
+    -- A count of tries (at most TENURE_WEBHOOK_MAX_ATTEMPTS): never near 2^31.
+    -- squawk-ignore prefer-bigint-over-int
     attempts        integer NOT NULL DEFAULT 0,
     delivered_at    timestamptz,
     gave_up_at      timestamptz,
@@ -101,8 +111,12 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
 CREATE TABLE webhook_attempts (
     id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     delivery         bigint NOT NULL REFERENCES webhook_deliveries ON DELETE CASCADE,
+    -- The delivery's try number: never near 2^31.
+    -- squawk-ignore prefer-bigint-over-int
     attempt          integer NOT NULL,
     ok               boolean NOT NULL,
+    -- An HTTP status code.
+    -- squawk-ignore prefer-bigint-over-int
     status_code      integer,
     error            text,
     duration_seconds double precision NOT NULL,

@@ -8,6 +8,11 @@ SELECT pg_advisory_lock(7365251289317512211);
 -- name: unlock
 SELECT pg_advisory_unlock(7365251289317512211);
 
+-- name: lock_timeout
+-- $1 milliseconds, for the session: each migration waits so long for a lock before it is rolled
+-- back and tried again (the advisory lock above is taken before, without a limit).
+SELECT set_config('lock_timeout', $1, false);
+
 -- name: create_table
 -- Safe to race only because it runs under the advisory lock above.
 CREATE TABLE IF NOT EXISTS tenure_migrations (
