@@ -121,5 +121,6 @@ async def test_state_gauges_come_from_the_database(api: httpx.AsyncClient) -> No
         "role",
         "state",
         "per",
+        "direction",
     }
     assert not any("secret-holder" in value for (_, pairs) in samples for _, value in pairs)
