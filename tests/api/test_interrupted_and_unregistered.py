@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from tests.api.test_jobs import MINUTELY, put
-from tests.api.test_leases import held, release
+from tests.api.test_leases import every_page, held, release
 from tests.api.test_metrics import expire, scrape, value
 from tests.api.test_windows import holding
 
@@ -99,18 +99,7 @@ async def test_jobs_that_ran_unregistered_are_listed_without_a_status(
     assert adhoc["interrupted_window"] == "k1"
     assert everything["items"][2]["last_completed"]["window"] == "k1"
 
-    paged: list[str] = []
-    cursor = None
-    while True:
-        params: dict[str, str | int] = {"unregistered": "true", "limit": 2}
-        if cursor is not None:
-            params["cursor"] = cursor
-        page = (await api.get("/v1/jobs", params=params)).json()
-        paged += [item["name"] for item in page["items"]]
-        cursor = page["next_cursor"]
-        if cursor is None:
-            break
-    assert paged == names
+    assert await every_page(api, "/v1/jobs", {"unregistered": "true", "limit": 2}) == names
     under = (await api.get("/v1/jobs", params={"unregistered": "true", "prefix": "c-"})).json()
     assert [item["name"] for item in under["items"]] == ["c-adhoc"]
 

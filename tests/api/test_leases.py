@@ -35,6 +35,19 @@ async def release(api: httpx.AsyncClient, lease: dict[str, Any]) -> httpx.Respon
     )
 
 
+async def every_page(
+    api: httpx.AsyncClient, path: str, params: dict[str, str | int], field: str = "name"
+) -> list[Any]:
+    """`field` of every item of a listing, following next_cursor page by page."""
+    seen: list[Any] = []
+    cursor: str | None = None
+    while True:
+        page = (await api.get(path, params=params | ({"cursor": cursor} if cursor else {}))).json()
+        seen += [item[field] for item in page["items"]]
+        if (cursor := page["next_cursor"]) is None:
+            return seen
+
+
 def problem(response: httpx.Response, status: int, slug: str) -> dict[str, Any]:
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == PROBLEM
@@ -184,17 +197,7 @@ async def test_list_pages_through_a_prefix_in_name_order(api: httpx.AsyncClient)
     names = [f"billing.job-{i:02d}" for i in range(7)] + ["billing_x", "other", "billingz"]
     for name in names:
         await held(api, name, "a")
-    seen: list[str] = []
-    cursor: str | None = None
-    while True:
-        params: dict[str, str | int] = {"prefix": "billing.", "limit": 3}
-        if cursor:
-            params["cursor"] = cursor
-        page = (await api.get("/v1/leases", params=params)).json()
-        seen += [item["name"] for item in page["items"]]
-        cursor = page["next_cursor"]
-        if cursor is None:
-            break
+    seen = await every_page(api, "/v1/leases", {"prefix": "billing.", "limit": 3})
     assert seen == sorted(name for name in names if name.startswith("billing."))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from tests.api.test_leases import held, problem, release
+from tests.api.test_leases import every_page, held, problem, release
 
 WINDOW = "/v1/jobs/close-day/windows/2026-09-25"
 
@@ -128,13 +128,6 @@ async def test_get_and_list_windows(api: httpx.AsyncClient) -> None:
     keys = [f"2026-09-{day:02d}" for day in range(20, 27)]
     for key in keys:
         await api.post(f"/v1/jobs/close-day/windows/{key}/claim", json=holding("a", 1))
-    seen: list[str] = []
-    cursor: str | None = None
-    while True:
-        params: dict[str, str | int] = {"limit": 4} | ({"cursor": cursor} if cursor else {})
-        page = (await api.get("/v1/jobs/close-day/windows", params=params)).json()
-        seen += [item["window"] for item in page["items"]]
-        if (cursor := page["next_cursor"]) is None:
-            break
+    seen = await every_page(api, "/v1/jobs/close-day/windows", {"limit": 4}, field="window")
     assert seen == sorted(keys, reverse=True)
     problem(await api.get("/v1/jobs/close-day/windows/1999-01-01"), 404, "window-not-found")
