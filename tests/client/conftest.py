@@ -210,6 +210,12 @@ def client(service_url: str) -> Iterator[Tenure]:
         yield tenure
 
 
+def _interruptible() -> None:
+    """SIGINT as a terminal gives it: a test launched in the background (`&` without job control)
+    inherits SIGINT ignored, and Python then never raises KeyboardInterrupt in the process."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Processes:
     """Processes a test starts; any still running at the end are killed (by their own pid)."""
 
@@ -225,6 +231,7 @@ class Processes:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_interruptible,
         )
         self._started.append(process)
         return process

@@ -42,11 +42,6 @@ class Lines:
         return seen
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open: in the full suite on a clean clone (after tests/chaos) SIGINT did not end the "
-    "watch within 10 s, twice; alone, and after test_upgrade_run or test_clock_jumps, it passes",
-)
 def test_status_watch_prints_the_status_then_each_event(
     database_url: str, processes: Processes
 ) -> None:
