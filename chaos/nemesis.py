@@ -151,6 +151,10 @@ class Nemesis:
         self.ttl = ttl
         self.probes = Recorder(targets.run / "history" / "probe.jsonl", "probe")
         self.injected: dict[str, int] = {}
+        # Held from a fault's start to its heal. Whatever else heals beside the schedule (a
+        # rolling upgrade's step, chaos.upgrade) records its heal and probes only outside it, so
+        # that property 7 measures recovery with no fault in progress.
+        self.quiet = asyncio.Lock()
         self.actions: dict[str, Callable[[Fault], Awaitable[dict[str, Any]]]] = {
             "F1": self.pause_worker,
             "F2": self.pause_service,
@@ -169,9 +173,10 @@ class Nemesis:
             await asyncio.sleep(max(0.0, started + fault.at - time.monotonic()))
             if time.monotonic() + fault.duration + self.ttl > end:
                 return  # it could not heal before the end
-            self.event(fault.kind, "start", {"duration": fault.duration, **fault.params})
-            detail = await self.actions[fault.kind](fault)
-            self.event(fault.kind, "heal", detail)
+            async with self.quiet:
+                self.event(fault.kind, "start", {"duration": fault.duration, **fault.params})
+                detail = await self.actions[fault.kind](fault)
+                self.event(fault.kind, "heal", detail)
             self.injected[fault.kind] = self.injected.get(fault.kind, 0) + 1
             await self.probe(bound)
 

@@ -111,7 +111,7 @@ def parse(argv: list[str]) -> tuple[Options, argparse.Namespace]:
     parser = argparse.ArgumentParser(prog="python -m chaos.run", description=__doc__.split("\n")[0])
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of workload")
     parser.add_argument("--workers", type=int, default=16, help="lease worker processes")
-    parser.add_argument("--faults", default="F1,F3,F4,F6,F7", help="comma-separated F1..F10 or all")
+    parser.add_argument("--faults", default="F1,F3,F4,F6,F7", help="comma-separated F1..F11 or all")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--variant", choices=VARIANTS, default="correct")
     parser.add_argument("--ttl-min", type=float, default=0.5)

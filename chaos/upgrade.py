@@ -88,7 +88,10 @@ _SCHEMA_ERROR = re.compile(
     r"Undefined(?:Function|Column|Table|Object)Error|InvalidCachedStatementError"
     r"|DatatypeMismatchError|schema is behind"
 )
-_MIGRATE_TRIES = 5
+# How long the migration step keeps trying `tenure migrate` while the database is away: a
+# failover (F10) with its new standby's clone, a restart (F4) or a disturbed network (F5) may
+# overlap it in a run with every fault.
+_MIGRATE_PATIENCE = 60.0
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,8 @@ def steps(replicas: int) -> list[Step]:
 
 class Rollout:
     """Drives the steps beside the nemesis, recorded as its faults are ("upgrade" start and
-    heal, each followed by the liveness probe)."""
+    heal, each followed by the liveness probe). A step may run while a fault is in progress;
+    its heal is recorded, and probed, once none is (`Nemesis.quiet`)."""
 
     def __init__(self, nemesis: Nemesis, previous: Path) -> None:
         self.nemesis = nemesis
@@ -126,22 +130,30 @@ class Rollout:
             else:
                 tenure = TENURE if step.action == "current" else self.previous
                 await self.nemesis.targets.cluster.replace(step.replica, tenure)
-            self.nemesis.event("upgrade", "heal", detail)
-            self.nemesis.injected["upgrade"] = self.nemesis.injected.get("upgrade", 0) + 1
-            await self.nemesis.probe(bound)
+            async with self.nemesis.quiet:  # a step may overlap a fault; its heal does not
+                self.nemesis.event("upgrade", "heal", detail)
+                self.nemesis.injected["upgrade"] = self.nemesis.injected.get("upgrade", 0) + 1
+                await self.nemesis.probe(bound)
 
     async def _migrate(self) -> None:
-        """`tenure migrate` of the current release, tried again when the database was away (a
-        restart, F4, may overlap it)."""
+        """`tenure migrate` of the current release, tried again while the database is away (a
+        restart, a failover or the disturbed network may overlap it), for `_MIGRATE_PATIENCE`."""
         targets = self.nemesis.targets
-        for attempt in range(_MIGRATE_TRIES):
+        deadline = time.monotonic() + _MIGRATE_PATIENCE
+        attempt = 0
+        while True:
             process = targets.processes.start(
                 f"migrate.{attempt}", [str(TENURE), "migrate"], targets.cluster.env
             )
             if await asyncio.to_thread(process.wait) == 0:
                 return
+            attempt += 1
+            if time.monotonic() >= deadline:
+                raise RuntimeError(
+                    f"tenure migrate failed {attempt} times in {_MIGRATE_PATIENCE:g} s "
+                    "(logs/migrate.*.log)"
+                )
             await asyncio.sleep(1.0)
-        raise RuntimeError(f"tenure migrate failed {_MIGRATE_TRIES} times (logs/migrate.*.log)")
 
 
 def schema_refusals(run: Path) -> dict[str, int]:
