@@ -1,5 +1,6 @@
 """Fixtures of the harness tests: a run folder, and after each test a check that no process
-the harness started outlives it (any found is killed first, so a failing test cleans up too)."""
+the harness started outlives it (any found is killed first, so a failing test cleans up too);
+the previous release's command, built once per session."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chaos.upgrade import previous_tenure
 
 
 def _children_and_mentions(marker: str) -> list[int]:
@@ -40,3 +42,10 @@ def run_dir(tmp_path: Path) -> Iterator[Path]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     assert not left, f"processes left behind: {left}"
+
+
+@pytest.fixture(scope="session")
+def previous_release_tenure() -> Path:
+    """The previous release's `tenure` command, in its virtualenv built once (about 40 s the
+    first time; cached under .cache/, gitignored)."""
+    return previous_tenure()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from chaos.upgrade import previous_tenure, steps
+from chaos.upgrade import steps
 
 from tests.chaos.harness import run_harness
 
@@ -20,15 +20,9 @@ REPLICAS = 2
 WALL_BOUND = 120.0  # 60 s on a quiet 2-core machine, the virtualenv cached
 
 
-@pytest.fixture(scope="module")
-def previous() -> Path:
-    """The previous release's virtualenv, built once (cached under .cache/, gitignored)."""
-    return previous_tenure()
-
-
 @pytest.mark.timeout(DURATION + OVERRUN + 30)
 def test_a_rolling_upgrade_and_its_rollback_violate_nothing(
-    previous: Path, run_dir: Path, capsys: pytest.CaptureFixture[str]
+    previous_release_tenure: Path, run_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Old and new replicas side by side, on the previous and the current schema: every step
     done, every property holds, the service recovered after each step, no schema refusal."""
