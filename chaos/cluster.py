@@ -107,11 +107,24 @@ class Cluster:
         return [replica.url for replica in self.replicas]
 
     async def start(self, index: int) -> None:
+        """Start the replica and wait until it is ready. One that exits during start-up (the
+        previous release gives up when the database resets its first connection, F5) is started
+        again, as an orchestrator restarts a crashed container, until READY_TIMEOUT."""
         replica = self.replicas[index]
-        name = f"service{index}" + (f".{self.restarts}" if self.restarts else "")
-        command = tenure_command(replica.port, tenure=replica.tenure)
-        replica.process = self.processes.start(name, command, self.env)
-        await asyncio.to_thread(wait_ready, f"{replica.url}/readyz", replica.process, READY_TIMEOUT)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            name = f"service{index}" + (f".{self.restarts}" if self.restarts else "")
+            command = tenure_command(replica.port, tenure=replica.tenure)
+            replica.process = self.processes.start(name, command, self.env)
+            left = max(1.0, deadline - time.monotonic())
+            try:
+                await asyncio.to_thread(wait_ready, f"{replica.url}/readyz", replica.process, left)
+                return
+            except RuntimeError:  # it exited before it was ready
+                if time.monotonic() >= deadline:
+                    raise
+            self.restarts += 1
+            await asyncio.sleep(1.0)
 
     async def kill(self, index: int) -> None:
         process = self.replicas[index].process
