@@ -1,11 +1,12 @@
 """The service's own CPU per request on a hot route, in one process: the ASGI app `create_app`
 builds (RequestEdge, the express lane or FastAPI, the route's action, the repository and
 asyncpg) driven directly, without HTTP parsing or sockets, against a real PostgreSQL in a
-throw-away database. PostgreSQL's CPU is not counted: what is left is what the service's
-Python spends per request, the figure that decides how far the service is from raw asyncpg.
+throw-away database (bench/database.py: the embedded server, or one given by URL).
+PostgreSQL's CPU is not counted: what is left is what the service's Python spends per request,
+the figure that decides how far the service is from raw asyncpg.
 
     .venv/bin/python bench/http_cost.py --database-url postgresql://postgres@127.0.0.1/test \
-        --workload batch_verify --rounds 7 --requests 200
+        --workloads batch_verify batch_renew --rounds 7 --requests 200
 
 Prints, per workload, the best round's CPU µs per request (and per item for a batch)."""
 
@@ -21,12 +22,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-import asyncpg
 import uvloop
-from workloads import BATCH_SIZE, FENCE_LEASE, HOLDER, TTL_SECONDS, batch_resources
+from database import bench_database, prefill
+from workloads import (
+    BATCH_CONNECTIONS,
+    BATCH_PREFIX,
+    BATCH_SIZE,
+    FENCE_LEASE,
+    HOLDER,
+    TTL_SECONDS,
+    batch_resources,
+)
 
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
@@ -43,7 +51,7 @@ def _verify_batch(worker: int, _: int) -> tuple[str, bytes]:
 
 @functools.cache
 def _renew_batch(worker: int, _: int) -> tuple[str, bytes]:
-    leases = [{"name": f"hc-{worker}-{k}", "generation": 1} for k in range(BATCH_SIZE)]
+    leases = [{"name": f"{BATCH_PREFIX}{worker}-{k}", "generation": 1} for k in range(BATCH_SIZE)]
     document = {"holder": HOLDER, "ttl_seconds": TTL_SECONDS, "leases": leases}
     return "/v1/leases/renew", json.dumps(document).encode()
 
@@ -112,20 +120,9 @@ class Client:
 
 
 async def _prefill(url: str) -> None:
-    connection = await asyncpg.connect(url)
-    try:
-        await connection.execute(
-            """INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at,
-                   renewed_at, expires_at, acquired_xact, granted_xact, principal)
-               SELECT name, $2, 1, 3600, now(), now(), now() + interval '1 hour',
-                      pg_current_xact_id(), pg_current_xact_id(), NULL
-                 FROM unnest($1::text[]) AS name ON CONFLICT (name) DO NOTHING""",
-            [FENCE_LEASE, *(f"hc-{w}-{k}" for w in range(64) for k in range(BATCH_SIZE))],
-            HOLDER,
-        )
-        await connection.execute("ANALYZE leases")
-    finally:
-        await connection.close()
+    """The fence's lease, and each connection's leases to renew together."""
+    await prefill(url, "fl-", 1, 1)  # FENCE_LEASE
+    await prefill(url, BATCH_PREFIX, BATCH_CONNECTIONS, BATCH_SIZE)
 
 
 async def _measure(app: Any, workload: str, a: argparse.Namespace) -> None:
@@ -155,32 +152,25 @@ async def _measure(app: Any, workload: str, a: argparse.Namespace) -> None:
     )
 
 
-async def main(a: argparse.Namespace) -> None:
-    name = f"tenure_http_cost_{os.getpid()}"
-    admin = await asyncpg.connect(a.database_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    parts = urlsplit(a.database_url)
-    url = urlunsplit(parts._replace(path=f"/{name}"))
-    try:
-        settings = Settings(
-            database_url=url,
-            monitor_enabled=False,
-            log_level="warning",
-            pool_max_size=a.concurrency + 2,
-        )
-        app = create_app(settings)
-        async with app.router.lifespan_context(app):
-            await _prefill(url)
-            for workload in a.workloads:
-                await _measure(app, workload, a)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+async def main(url: str, a: argparse.Namespace) -> None:
+    settings = Settings(
+        database_url=url,
+        monitor_enabled=False,
+        log_level="warning",
+        pool_max_size=a.concurrency + 2,
+    )
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        await _prefill(url)
+        for workload in a.workloads:
+            await _measure(app, workload, a)
 
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--database-url", required=True, help="a server whose role may CREATEDB")
+    parser.add_argument(
+        "--database-url", help="a server whose role may CREATEDB (default: embedded)"
+    )
     parser.add_argument("--workloads", nargs="+", choices=list(WORKLOADS), default=["batch_verify"])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--requests", type=int, default=200, help="per round")
@@ -189,4 +179,6 @@ def _arguments() -> argparse.Namespace:
 
 
 if __name__ == "__main__":
-    uvloop.run(main(_arguments()))
+    arguments = _arguments()
+    with bench_database(arguments.database_url) as database:
+        uvloop.run(main(database.url, arguments))
