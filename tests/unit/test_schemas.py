@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tenure import MAX_GENERATION
 from tenure_server.api.problems import problem_body
@@ -67,6 +69,29 @@ LEASES = [
 
 @pytest.mark.parametrize("lease", LEASES, ids=["held", "released"])
 def test_a_lease_answer_is_the_json_of_its_leaseout(lease: Lease) -> None:
+    model = LeaseOut.of(lease)
+    assert lease_json(lease).body == model.__pydantic_serializer__.to_json(model)
+
+
+# Any instant at any whole-minute offset, and any finite float: orjson and pydantic must write
+# both alike (exponents, trailing zeros, microseconds, Z for UTC).
+INSTANTS = st.datetimes(
+    min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+).map(
+    lambda moment: moment.astimezone(timezone(timedelta(minutes=moment.microsecond % 1439 - 719)))
+)
+FLOATS = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(moment=INSTANTS, utc=INSTANTS.map(lambda m: m.astimezone(UTC)), seconds=FLOATS)
+def test_any_instant_and_float_is_written_as_pydantic_writes_it(
+    moment: datetime, utc: datetime, seconds: float
+) -> None:
+    """The answers are encoded by orjson: each datetime and float as the model's JSON has it."""
+    lease = LEASES[0]._replace(
+        ttl_seconds=seconds, acquired_at=moment, renewed_at=utc, expires_in_seconds=-seconds
+    )
     model = LeaseOut.of(lease)
     assert lease_json(lease).body == model.__pydantic_serializer__.to_json(model)
 
