@@ -76,12 +76,14 @@ SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtim
  LIMIT $4;
 
 -- name: unregistered_jobs
--- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
--- $4 limit. Names of jobs that claimed windows but have no live registration (never registered,
--- or deleted), in name order: a loose index scan of job_windows on its primary key (job leading),
--- one index descent per distinct job name, so a table of millions of windows is never read
--- through. The walk stops once $4 such names are found. A read; names are "C"-collated, so the
--- order and the prefix range are those of list_jobs, and pages of both merge by name.
+-- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 upper bound (exclusive) or NULL:
+-- the prefix's, or where a full page of registered jobs ends; $4 limit. Names of jobs that
+-- claimed windows but have no live registration (never registered, or deleted), in name order: a
+-- loose index scan of job_windows on its primary key (job leading), one index descent per
+-- distinct job name, so a table of millions of windows is never read through. The walk stops once
+-- $4 such names are found, or at $3: a page reads about as many jobs as it lists. A read; names
+-- are "C"-collated, so the order and the prefix range are those of list_jobs, and pages of both
+-- merge by name.
 WITH RECURSIVE walk (job, unregistered, found) AS (
     SELECT $1::text COLLATE "C", false, 0
     UNION ALL
