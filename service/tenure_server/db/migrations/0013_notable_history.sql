@@ -3,7 +3,7 @@
 -- (issue 29). recent_events (monitoring.sql), which the overview, GET /ui and `tenure status`
 -- run on every refresh, lists the latest takeovers, lost renewals and force-releases: with
 -- ORDER BY id DESC over lease_events, a history in which few events are notable was read whole
--- (a parallel sequential scan: 106 ms at 2 million rows, 700 ms of a 5-million-row overview).
+-- (810 ms at 5 million rows, one in 50,000 notable; 0.09 ms through this index).
 -- The partial index holds only the notable rows, so the statement reads as many as it lists and
 -- an acquire or a release (neither notable) writes no entry in it. The alerts' two orders (newest
 -- opened, newest resolved) get an index each, the resolved one partial like the statement; alerts
