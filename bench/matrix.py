@@ -18,9 +18,16 @@ from results import WORKLOADS, Results, connections_of
 from tests.support.processes import Server
 from workloads import Measurement
 
-# Generous ceilings of release rates, to size the held leases a release run consumes.
-HTTP_MAX_RATE, SQL_MAX_RATE = 6_000, 15_000
+# A release run consumes held leases prefilled before it, sized from the fastest rate the system
+# reached so far in this run (any workload, any connections; a short acquire probe before any)
+# times this margin; a run that releases the last of them fails its figure (PrefillExhausted).
+PREFILL_MARGIN = 2.0
 WARM_UP_SECONDS = 1
+
+
+class PrefillExhausted(RuntimeError):
+    """A release run released the last held lease prefilled for it: later releases named leases
+    that do not exist, and the figure would count them as errors, not measure releases."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,18 @@ def _release_groups(system: str, connections: int) -> int:
     """How many name sequences a release run uses: one per connection, but wrk has one."""
     uses_wrk = system in ("tenure", "naive") and runners.WRK is not None
     return 1 if uses_wrk else connections
+
+
+async def _released_last(url: str, prefix: str, groups: int, per_group: int) -> int:
+    """How many sequences had their last prefilled lease released."""
+    last = [f"{prefix}{group}-{per_group - 1}" for group in range(groups)]
+    connection = await asyncpg.connect(url)
+    try:
+        query = "SELECT count(*) FROM leases WHERE name = ANY($1) AND released_at IS NOT NULL"
+        count: int = await connection.fetchval(query, last)
+        return count
+    finally:
+        await connection.close()
 
 
 async def _released(url: str, prefix: str) -> int:
@@ -71,14 +90,29 @@ class Matrix:
             )
         return pgbench.run(s.database, workload, connections, math.ceil(seconds), prefix, grant)
 
+    def _fastest(self, system: str, connections: int) -> float:
+        """The highest rate `system` reached in this run so far; a short acquire run at
+        `connections` measures one when it has none yet."""
+        rates = [
+            measured.rate
+            for (_, measured_system, _), runs in self.results.cells.items()
+            if measured_system == system
+            for measured in runs
+        ]
+        if not rates:
+            probe = _prefix(system, "probe", connections, 0)
+            rates = [self._load(system, "acquire", connections, probe, None).rate]
+        return max(rates)
+
     def measure(self, system: str, workload: str, connections: int, run: int) -> Measurement:
         s = self.systems
         prefix = _prefix(system, workload, connections, run)
         grant = None  # of the held leases a release run consumes, which its releases name
+        groups, per_group, rate = 0, 0, 0.0
         if workload.startswith("release"):
             groups = _release_groups(system, connections)
-            rate = HTTP_MAX_RATE if system in ("tenure", "naive") else SQL_MAX_RATE
-            spread = 1.5 if groups > 1 else 1.2
+            rate = self._fastest(system, connections) * PREFILL_MARGIN
+            spread = 1.5 if groups > 1 else 1.0  # connections do not all go as fast
             per_group = math.ceil(rate * self.results.seconds * spread / groups) + 100
             grant = asyncio.run(prefill(s.database.url, prefix, groups, per_group))
         app = CpuMeter(s.tenure.pid if system == "tenure" else s.naive.pid)
@@ -93,6 +127,12 @@ class Matrix:
             db_cpu_seconds=db.elapsed() if db.active else None,
         )
         if workload.startswith("release"):  # a release of a name no longer held would count as done
+            if asyncio.run(_released_last(s.database.url, prefix, groups, per_group)):
+                raise PrefillExhausted(
+                    f"release ran out of held leases: {groups} sequence(s) of {per_group:,}, "
+                    f"sized for {rate:,.0f} releases/s ({PREFILL_MARGIN:g}x the fastest rate of "
+                    f"{system} so far in this run); raise PREFILL_MARGIN in bench/matrix.py"
+                )
             missing = measured.ops - asyncio.run(_released(s.database.url, prefix))
             if missing > 0:
                 measured = replace(measured, errors=measured.errors + missing)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import grown
 from results import BASELINES, LABELS, SYSTEMS, WORKLOADS, Results, connections_of
 from targets import format_ms, format_rate, targets_table
 from workloads import Measurement, percentile
@@ -209,6 +210,8 @@ def render(r: Results) -> str:
         "",
         *scenarios(r),
     ]
+    if r.grown:
+        parts += ["", "### Grown database (issue 29)", "", *grown.render(r.grown)]
     if r.profiles:
         parts += ["", "### Profile of the acquire path", "", *profile_section(r)]
     if r.failures:

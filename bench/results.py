@@ -4,9 +4,13 @@ outcomes of the scenarios; queried by the report and the targets."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from profiling import Profile
 from workloads import Measurement, median_of
+
+if TYPE_CHECKING:  # grown.py reads the report's formatting, which reads these results
+    from grown import GrownResults
 
 SYSTEMS = ("tenure", "naive", "raw", "pgbench")
 BASELINES = ("naive", "raw", "pgbench")
@@ -69,6 +73,7 @@ class Results:
     idle: list[Idle] = field(default_factory=list)
     floor_core_percent: float | None = None  # the service with no load at all
     profiles: list[Profile] = field(default_factory=list)
+    grown: GrownResults | None = None  # the grown-database scenario
     elapsed_seconds: float = 0.0
 
     def median(self, workload: str, system: str, connections: int) -> Measurement | None:

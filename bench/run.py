@@ -7,9 +7,10 @@ the Tenure service (`tenure serve --workers 2`) and, in the same run, the baseli
 FastAPI endpoint (baseline_app.py, 2 uvicorn workers, uvloop + httptools), the raw statements
 from one asyncpg process (raw_asyncpg.py) and `pgbench -M prepared` with the same statements.
 Load comes from separate processes: wrk (one- and two-request operations) and loadgen.py (batch
-renew, idle cost). Then the
-hand-off, takeover and idle measurements, and a py-spy profile of the acquire path. Prints the
-report and rewrites the "Latest results" section of bench/README.md. See bench/README.md.
+renew, idle cost). Then the hand-off, takeover and idle measurements, a py-spy profile of the
+acquire path, and the grown-database scenario (grown.py: the service on an empty database
+against one grown to a year of use). Prints the report and rewrites the "Latest results"
+section of bench/README.md. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import platform
 import shlex
@@ -32,14 +34,17 @@ from pathlib import Path
 
 # The bench's own modules, and the repository's root for `tests.support`.
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
+import grown
 import httpx
 import runners
 import scenarios
 from database import Database, bench_database, postmaster_pid, prefill, server_facts
+from grown import QUICK_SCALE
 from matrix import Matrix, Systems
 from profiling import PY_SPY, profile_acquire
 from report import render, write_readme
 from results import WORKLOADS, Results
+from tests.support.grown import YEAR
 from tests.support.processes import BIN, Server, free_port, running, tenure_command
 from workloads import (
     BATCH_CONNECTIONS,
@@ -85,6 +90,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--skip-profile", action="store_true", help="no py-spy profile")
     parser.add_argument("--idle-leases", type=int, help="full 10000, quick 1000")
     parser.add_argument("--idle-seconds", type=int, help="full 30, quick 15 (each way)")
+    parser.add_argument(
+        "--grown-scale",
+        type=float,
+        help="size of the grown database, a fraction of a year of use (full 1, quick 0.02; "
+        "0: no grown-database scenario)",
+    )
     parser.add_argument(
         "--tenure-env",
         action="append",
@@ -250,6 +261,22 @@ def _measure(a: argparse.Namespace, results: Results, scratch: Path) -> None:
                 _scenarios(systems, results, a.quick, a)
             if not a.skip_profile:
                 _profiles(systems, results, a.quick, scratch)
+        _grown(database, results, a)
+
+
+def _grown(database: Database, results: Results, a: argparse.Namespace) -> None:
+    """The grown-database scenario (bench/grown.py), once the other servers have stopped."""
+    scale = a.grown_scale if a.grown_scale is not None else (QUICK_SCALE if a.quick else 1.0)
+    if scale > 0:
+        c = 16 if 16 in results.connections else max(results.connections)
+        results.grown = grown.scenario(
+            database.url,
+            YEAR.scaled(scale),
+            connections=c,
+            rounds=results.runs,
+            seconds=math.ceil(results.seconds),
+            log=log,
+        )
 
 
 def main() -> None:

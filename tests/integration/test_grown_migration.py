@@ -24,46 +24,29 @@ from tenure_server.db.migrate import Migration, available, migrate
 from tests import postgres
 from tests.integration.test_lock_waits import fenced_transaction
 from tests.integration.test_migrate_locks import ALTER_LEASES
+from tests.support.grown import Growth, grow_leases
 
 GROWN_LEASES = int(os.environ.get("TENURE_TEST_GROWN_LEASES", "100000"))
 EVENTS_PER_LEASE = 3
+HELD = 100
 HELD_FOR_SHARE = 5.0
 ACQUIRERS = 4
 
 
 @pytest.fixture
 async def grown_database(server_url: str) -> AsyncIterator[str]:
-    """The previous release's schema, holding GROWN_LEASES names (most expired, each acquired a
-    few times) and EVENTS_PER_LEASE history rows for each."""
+    """The previous release's schema, holding GROWN_LEASES names (HELD held, the rest expired,
+    each acquired a few times) and EVENTS_PER_LEASE history rows for each."""
     name = postgres.unique_name("tenure_grown")
     url = await postgres.create_database(server_url, name)
     await migrate(url, migrations=previous_migrations())
     connection = await asyncpg.connect(url)
     try:
         started = time.monotonic()
-        await connection.execute(
-            """
-            INSERT INTO leases (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
-                                expires_at, acquired_xact, granted_xact)
-            SELECT 'grown-' || i, 'host-' || i % 97, 1 + i % 40, 30,
-                   now() - make_interval(secs => i % 31536000),
-                   now() - make_interval(secs => i % 31536000),
-                   now() - make_interval(secs => i % 31536000) + interval '30 seconds',
-                   pg_current_xact_id(), pg_current_xact_id()
-              FROM generate_series(1, $1) AS i
-            """,
-            GROWN_LEASES,
+        growth = Growth(
+            leases=GROWN_LEASES, held=HELD, lease_events=EVENTS_PER_LEASE * GROWN_LEASES
         )
-        await connection.execute(
-            """
-            INSERT INTO lease_events (lease, kind, holder, generation, at)
-            SELECT 'grown-' || i / $2::int, 'acquired', 'host-' || i % 97, 1 + i % 40,
-                   now() - make_interval(secs => i % 31536000)
-              FROM generate_series($2::int, $1::int * $2::int + $2::int - 1) AS i
-            """,
-            GROWN_LEASES,
-            EVENTS_PER_LEASE,
-        )
+        await grow_leases(connection, growth)
         await connection.execute("ANALYZE")
         print(f"\ngrown: {GROWN_LEASES} names in {time.monotonic() - started:.1f} s")
     finally:

@@ -170,4 +170,21 @@ def test_a_no_transaction_migration_is_split_at_the_ends_of_its_statements() -> 
         "DROP INDEX CONCURRENTLY IF EXISTS leases_probe_holder;",
         "CREATE INDEX CONCURRENTLY leases_probe_holder\n    ON leases (holder);",
     ]
-    assert all(migration.transactional for migration in available())
+    # The shipped one: 0013 builds its indexes CONCURRENTLY.
+    assert [m.version for m in available() if not m.transactional] == [13]
+
+
+async def test_runners_started_together_pass_a_concurrent_index_build(server_url: str) -> None:
+    """Three runners at once on a fresh database, as replicas starting together: each version is
+    applied once and none fails. A runner used to wait for the advisory lock inside a statement,
+    a transaction that the holder's CREATE INDEX CONCURRENTLY (0013) waited for in turn: a
+    deadlock, and every replica but one failed to start."""
+    name = postgres.unique_name("tenure_race")
+    url = await postgres.create_database(server_url, name)
+    try:
+        applied = await asyncio.gather(migrate(url), migrate(url), migrate(url))
+    finally:
+        await postgres.drop_database(server_url, name)
+    assert sorted(version for each in applied for version in each) == [
+        migration.version for migration in available()
+    ]

@@ -1,7 +1,8 @@
-"""How much of `leases` a statement reads does not grow with the table where it should not: the
-monitor's list reads the held leases and as many others as it lists, and a batch renew
-compares each lease of the batch with its own row, from the first execution (PostgreSQL plans
-the first five executions of a prepared statement with the values of their parameters)."""
+"""How much of a table a statement reads does not grow with the table where it should not: the
+monitor's list reads the held leases and as many others as it lists, a batch renew compares
+each lease of the batch with its own row, from the first execution (PostgreSQL plans the first
+five executions of a prepared statement with the values of their parameters), and the overview
+and the jobs listing read as much history as they show."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ from collections.abc import Iterator
 from typing import Any, TypeAlias
 
 import asyncpg
+import httpx
+import pytest
 
 from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.leases import QUERIES
 from tenure_server.db.monitoring import MonitoringRepository
+from tenure_server.db.statements import Statements
 from tests.integration.test_monitored_leases import leases
+from tests.support.grown import Growth, grow
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record]"
 
@@ -105,3 +110,100 @@ async def test_unregistered_jobs_are_found_without_reading_every_window(
     # Stops once it has found as many as asked.
     page = await connection.fetch(statement, "job-0", "", None, 2)
     assert [row["job"] for row in page] == ["job-1", "job-2"]
+
+
+# A database grown modestly, its history read through what the service runs: 50,000 lease events
+# of which two are notable, 2,000 resolved alerts, 200 jobs with a hundred windows each.
+GROWN = Growth(
+    leases=5_000,
+    held=100,
+    lease_events=50_000,
+    jobs=200,
+    windows=20_000,
+    job_events=20_000,
+    alerts=2_000,
+    notable_every=20_000,
+)
+# Read by the overview and the jobs listing: EXPLAIN ANALYZE runs them again, harmlessly.
+READS = frozenset(
+    {
+        "recent_events",
+        "monitored_leases",
+        "open_alerts",
+        "list_jobs",
+        "window_facts",
+        "unregistered_jobs",
+    }
+)
+Run: TypeAlias = list[tuple[str, tuple[object, ...]]]
+
+
+@pytest.fixture
+def statements_run(monkeypatch: pytest.MonkeyPatch) -> Run:
+    """The statements the app runs through its repositories meanwhile, by name, with their
+    parameters (the real statements, only recorded on their way)."""
+    run: Run = []
+    fetch = Statements._fetch
+
+    async def recorded(self: Statements, query: str, *args: Any) -> list[asyncpg.Record]:
+        run.append((query, args))
+        return await fetch(self, query, *args)
+
+    monkeypatch.setattr(Statements, "_fetch", recorded)
+    return run
+
+
+async def plans_of(connection: Connection, run: Run) -> dict[str, list[dict[str, Any]]]:
+    """Each read statement that was run, run again under EXPLAIN ANALYZE with its parameters
+    (the last run of each name)."""
+    statements = {**JobsRepository.QUERIES, **MonitoringRepository.QUERIES}
+    return {
+        query: await analyzed(connection, statements[query], *args)
+        for query, args in run
+        if query in READS
+    }
+
+
+def scanned_whole(plan: list[dict[str, Any]], *relations: str) -> list[str]:
+    return [
+        node["Relation Name"]
+        for node in plan
+        if node["Node Type"] == "Seq Scan" and node.get("Relation Name") in relations
+    ]
+
+
+async def test_the_overview_reads_as_much_history_as_it_shows(
+    database_url: str, api: httpx.AsyncClient, connection: Connection, statements_run: Run
+) -> None:
+    """Notable lease events are few among many: recent_events reads no more of lease_events or
+    alerts than it lists, through the indexes of migration 0013 (it read all 50,000 rows
+    before); no statement of the overview scans the lease or job history whole, nor the lease
+    names to tell whether windows are held (issue 29)."""
+    await grow(database_url, GROWN)
+    response = await api.get("/v1/overview")
+    assert response.status_code == 200, response.text
+    assert len(response.json()["events"]) == 30
+    plans = await plans_of(connection, statements_run)
+    assert set(plans) == READS
+    for query, plan in plans.items():
+        assert scanned_whole(plan, "lease_events", "job_events") == [], query
+    assert rows_read(plans["recent_events"], "lease_events") <= 30
+    # Whether each window's holding still holds its lease: one lookup per window, not every name.
+    assert scanned_whole(plans["window_facts"], "leases") == []
+    assert rows_read(plans["recent_events"], "alerts") <= 2 * 30
+
+
+async def test_a_page_of_jobs_reads_windows_of_the_jobs_it_lists_only(
+    database_url: str, api: httpx.AsyncClient, connection: Connection, statements_run: Run
+) -> None:
+    """GET /v1/jobs?limit=20 among 200 registered jobs reads a few windows per listed job: the
+    walk for unregistered jobs stops where the page of registered ones ends (it stepped over all
+    200 before)."""
+    await grow(database_url, GROWN)
+    response = await api.get("/v1/jobs", params={"limit": 20})
+    assert response.status_code == 200, response.text
+    assert len(response.json()["items"]) == 20
+    assert response.json()["next_cursor"] is not None
+    plans = await plans_of(connection, statements_run)
+    read = sum(rows_read(plan, "job_windows") for plan in plans.values())
+    assert read <= 5 * 20

@@ -106,7 +106,11 @@ async def list_jobs(
         JobOut.of(item) for item in await statuses.evaluate(rows[:size], await statuses.now())
     ]
     if unregistered:
-        found = await statuses.unregistered(after, prefix, upper, size + 1)
+        # A full page of registered jobs ends the page at its last name: the walk for
+        # unregistered ones stops there instead of stepping over every job beyond it, so a page
+        # reads about `size` jobs however many there are (`more` is known already).
+        end = rows[size - 1].name if len(rows) > size else upper
+        found = await statuses.unregistered(after, prefix, end, size + 1)
         items += [UnregisteredJobOut.of(item) for item in found]
     # Both sides are in name order after the cursor: their first `size` names, merged, are the
     # page, and a name beyond it on either side means another page.

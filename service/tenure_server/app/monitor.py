@@ -24,6 +24,7 @@ import logging
 import os
 import secrets
 import socket
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -128,14 +129,23 @@ class Monitor:
         while True:
             await asyncio.sleep(self._config.interval_seconds)
             try:
-                role = "leader" if await self.run_pass() else "standby"
+                await self.run_pass()
             except Exception:  # one bad pass must not end monitoring
                 _log.exception("monitor pass failed", extra={"event": "monitor.failed"})
-                role = "error"
-            self._metrics.monitor_passes.labels(role).inc()
 
     async def run_pass(self) -> bool:
-        """One evaluation; False when another replica holds the monitor lease."""
+        """One evaluation; False when another replica holds the monitor lease. Counted and timed
+        by role (`leader`, `standby`, `error`)."""
+        started = time.monotonic()
+        try:
+            led = await self._pass()
+        except Exception:
+            self._metrics.monitor_pass("error", time.monotonic() - started)
+            raise
+        self._metrics.monitor_pass("leader" if led else "standby", time.monotonic() - started)
+        return led
+
+    async def _pass(self) -> bool:
         holding = await self._hold()
         if holding is None:
             return False

@@ -89,10 +89,11 @@ class StatusReader:
         return found[:MAX_JOBS]
 
     async def unregistered(
-        self, after: str, prefix: str, prefix_end: str | None, limit: int
+        self, after: str, prefix: str, end: str | None, limit: int
     ) -> list[Unregistered]:
-        """Up to `limit` jobs that ran unregistered, in name order after `after`, under `prefix`."""
-        names = await self._jobs.unregistered_jobs(after, prefix, prefix_end, limit)
+        """Up to `limit` jobs that ran unregistered, in name order after `after`, under `prefix`,
+        before `end` (exclusive; None: no bound but the prefix)."""
+        names = await self._jobs.unregistered_jobs(after, prefix, end, limit)
         facts = await self._jobs.window_facts(names, []) if names else {}
         return [Unregistered(name, facts.get(name, JobFacts())) for name in names]
 

@@ -49,6 +49,9 @@ MAX_NAMES = 1000
 OTHER = "_other"
 REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RUN_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400)
+# A monitor pass: milliseconds on a small deployment, and a pass nearing the interval (15 s by
+# default) is what an operator must see coming.
+MONITOR_PASS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 30.0, 60.0)
 
 
 class BoundedNames:
@@ -141,6 +144,13 @@ class Metrics:
             buckets=RUN_BUCKETS,
             registry=self.registry,
         )
+        self.monitor_pass_durations = Histogram(
+            "tenure_monitor_pass_duration_seconds",
+            "Duration of monitor loop passes, by role of this replica.",
+            ("role",),
+            buckets=MONITOR_PASS_BUCKETS,
+            registry=self.registry,
+        )
 
     # A labelled counter appears at its first event, and increase() does not count a series'
     # first sample: a name's counters start at zero when it is first seen, so that a later
@@ -181,6 +191,11 @@ class Metrics:
                 self.fence_rejections.labels(lease, event.rejection).inc()
         elif isinstance(event, AlertEvent):
             self.alerts.labels(event.kind, event.transition).inc()
+
+    def monitor_pass(self, role: str, seconds: float) -> None:
+        """A monitor pass ended: `leader` (it did the work), `standby` or `error`."""
+        self.monitor_passes.labels(role).inc()
+        self.monitor_pass_durations.labels(role).observe(seconds)
 
     def _lease(self, event: LeaseEvent) -> None:
         lease = self.lease(event.lease)

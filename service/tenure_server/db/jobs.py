@@ -51,10 +51,11 @@ class JobsRepository(Statements):
         ]
 
     async def unregistered_jobs(
-        self, after: str, prefix: str, prefix_end: str | None, limit: int
+        self, after: str, prefix: str, end: str | None, limit: int
     ) -> list[str]:
-        """Names of jobs with windows but no live registration, in name order (as list_jobs)."""
-        rows = await self._fetch("unregistered_jobs", after, prefix, prefix_end, limit)
+        """Names of jobs with windows but no live registration, in name order (as list_jobs),
+        before `end` (exclusive: the prefix's upper bound, or nearer)."""
+        rows = await self._fetch("unregistered_jobs", after, prefix, end, limit)
         return [row["job"] for row in rows]
 
     async def window_facts(

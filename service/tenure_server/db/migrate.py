@@ -38,6 +38,8 @@ DEFAULT_MIGRATION_LOCK_TIMEOUT_MS = 500
 DEFAULT_MIGRATION_LOCK_ATTEMPTS = 30
 _FIRST_PAUSE_SECONDS = 0.1
 _LONGEST_PAUSE_SECONDS = 5.0
+# Between two tries of the runner's own advisory lock, held by another runner meanwhile.
+_LOCK_PAUSE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ async def migrate(
     `connect_seconds`; `MigrationLocked` when a migration's locks stayed taken on every try."""
     connection = await connect(dsn, connect_seconds)
     try:
-        await connection.execute(_SQL["lock"])
+        await _lock(connection)
         try:
             await connection.execute(_SQL["lock_timeout"], str(patience.lock_timeout_ms))
             return await _apply_missing(
@@ -122,6 +124,15 @@ async def migrate(
             await connection.execute(_SQL["unlock"])
     finally:
         await connection.close()
+
+
+async def _lock(connection: asyncpg.Connection) -> None:
+    """Take the runner's advisory lock, trying again after a pause while another runner holds
+    it (see migrate.sql: waiting inside a statement deadlocks with a concurrent index build)."""
+    failed = 0
+    while not await connection.fetchval(_SQL["lock"]):
+        failed += 1
+        await asyncio.sleep(min(_FIRST_PAUSE_SECONDS * failed, _LOCK_PAUSE_SECONDS))
 
 
 async def _apply_missing(

@@ -76,12 +76,14 @@ SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtim
  LIMIT $4;
 
 -- name: unregistered_jobs
--- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
--- $4 limit. Names of jobs that claimed windows but have no live registration (never registered,
--- or deleted), in name order: a loose index scan of job_windows on its primary key (job leading),
--- one index descent per distinct job name, so a table of millions of windows is never read
--- through. The walk stops once $4 such names are found. A read; names are "C"-collated, so the
--- order and the prefix range are those of list_jobs, and pages of both merge by name.
+-- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 upper bound (exclusive) or NULL:
+-- the prefix's, or where a full page of registered jobs ends; $4 limit. Names of jobs that
+-- claimed windows but have no live registration (never registered, or deleted), in name order: a
+-- loose index scan of job_windows on its primary key (job leading), one index descent per
+-- distinct job name, so a table of millions of windows is never read through. The walk stops once
+-- $4 such names are found, or at $3: a page reads about as many jobs as it lists. A read; names
+-- are "C"-collated, so the order and the prefix range are those of list_jobs, and pages of both
+-- merge by name.
 WITH RECURSIVE walk (job, unregistered, found) AS (
     SELECT $1::text COLLATE "C", false, 0
     UNION ALL
@@ -104,7 +106,10 @@ SELECT job FROM walk WHERE unregistered ORDER BY job;
 -- A read, one snapshot: for each job its latest completed and latest started window (index
 -- scans, LIMIT 1), and the windows named by the pairs; each with whether the holding that claimed
 -- it still holds its lease by the database clock (lease_held), and
--- whether it is interrupted (migration 0010).
+-- whether it is interrupted (migration 0010). lease_held is a scalar subquery, not EXISTS: for
+-- many windows PostgreSQL turned the EXISTS into a hashed subplan that read every lease name ever
+-- used (230 ms of 1M names for the overview's 1,000 jobs); a scalar subquery is one primary-key
+-- lookup per window, whatever the table holds.
 WITH picked AS (
     SELECT 'completed' AS role, w.*
       FROM unnest($1::text[]) AS j(job)
@@ -124,9 +129,10 @@ WITH picked AS (
 )
 SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts, p.started_at,
        p.completed_at,
-       EXISTS (SELECT 1 FROM leases AS l
-                WHERE l.name = p.lease AND l.holder = p.holder AND l.generation = p.generation
-                  AND l.expires_at > now()) AS lease_held,
+       coalesce((SELECT true FROM leases AS l
+                  WHERE l.name = p.lease AND l.holder = p.holder
+                    AND l.generation = p.generation AND l.expires_at > now()
+                  LIMIT 1), false) AS lease_held,
        tenure_window_interrupted_v1(p.lease, p.holder, p.generation, p.completed_at, now())
            AS interrupted
   FROM picked AS p;

@@ -2,8 +2,12 @@
 
 -- name: lock
 -- A session-level advisory lock: replicas starting at once apply migrations one after another;
--- the later ones find every version recorded and apply nothing.
-SELECT pg_advisory_lock(7365251289317512211);
+-- the later ones find every version recorded and apply nothing. Tried, not waited for: the caller
+-- tries again after a pause until it is free. A statement waiting on it would be a transaction
+-- that CREATE INDEX CONCURRENTLY (a no-transaction migration) waits for in turn, while the
+-- waiter waits for the lock the build's runner holds: a deadlock, which failed the start of every
+-- replica but one.
+SELECT pg_try_advisory_lock(7365251289317512211) AS locked;
 
 -- name: unlock
 SELECT pg_advisory_unlock(7365251289317512211);

@@ -195,6 +195,10 @@ SELECT id, lease, kind, holder, generation, previous_holder, previous_generation
 -- $1 limit. The notable history across leases, jobs, fences and alerts, newest first: takeovers,
 -- lost leases, force-releases, fence rejections, alerts opened and resolved. A read. `lease` is
 -- the second name a reader must own to see the row (a fence rejection's lease), else NULL.
+-- Each part reads at most $1 rows from the end of an index, whatever the history holds: the
+-- notable lease events through lease_events_notable (its predicate is this kind list, written
+-- alike so that the planner matches them), fence events (all notable) through their identity,
+-- alerts through alerts_by_opening and alerts_by_resolution (migration 0013).
 (SELECT at, 'lease' AS scope, lease AS subject, kind, holder, generation,
         CASE WHEN previous_holder IS NULL THEN NULL
              ELSE 'from ' || previous_holder || ' (generation ' || previous_generation || ')'
