@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import sdk_cycles
 from results import BASELINES, LABELS, SYSTEMS, WORKLOADS, Results, connections_of
 from targets import format_ms, format_rate, targets_table
 from workloads import Measurement, percentile
@@ -209,6 +210,9 @@ def render(r: Results) -> str:
         "",
         *scenarios(r),
     ]
+    if r.sdk:
+        parts += ["", "### The Python SDK from one process, and redis.asyncio", ""]
+        parts += sdk_cycles.table(r.sdk)
     if r.profiles:
         parts += ["", "### Profile of the acquire path", "", *profile_section(r)]
     if r.failures:

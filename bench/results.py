@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from profiling import Profile
+from sdk_cycles import SdkRun
 from workloads import Measurement, median_of
 
 SYSTEMS = ("tenure", "naive", "raw", "pgbench")
@@ -69,6 +70,7 @@ class Results:
     idle: list[Idle] = field(default_factory=list)
     floor_core_percent: float | None = None  # the service with no load at all
     profiles: list[Profile] = field(default_factory=list)
+    sdk: SdkRun | None = None  # the `sdk` workload (sdk_cycles.py)
     elapsed_seconds: float = 0.0
 
     def median(self, workload: str, system: str, connections: int) -> Measurement | None:

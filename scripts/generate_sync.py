@@ -34,6 +34,7 @@ REPLACEMENTS = {
     "arun_once": "run_once",
     "arun_scheduled": "run_scheduled",
     "AsyncClient": "Client",
+    "async_http_client": "http_client",
     "AsyncBaseTransport": "BaseTransport",
     "aclose": "close",
     "AsyncExitStack": "ExitStack",
