@@ -196,8 +196,11 @@ class RequestBuilder:
 
     def __init__(self, http: httpx.Client | httpx.AsyncClient) -> None:
         self._prefix = str(http.base_url).rstrip("/")  # the paths start with "/"
-        self._headers = dict(http.headers)
-        self._json_headers = {**self._headers, "Content-Type": "application/json"}
+        # httpx.Headers, which a request copies as they are; from a dict, each request would
+        # normalise and encode every header again.
+        self._headers = httpx.Headers(http.headers)
+        self._json_headers = httpx.Headers(http.headers)
+        self._json_headers["Content-Type"] = "application/json"
 
     def build(self, request: P.Request[Any], timeout: float) -> httpx.Request:
         content = None
@@ -210,7 +213,8 @@ class RequestBuilder:
             headers = self._json_headers
         trace = trace_headers()
         if trace:
-            headers = {**headers, **trace}
+            headers = httpx.Headers(headers)
+            headers.update(trace)
         return httpx.Request(
             request.method,
             self._prefix + request.path,
