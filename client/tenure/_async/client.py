@@ -26,7 +26,7 @@ from tenure._async.renewer import AsyncRenewer
 from tenure._client import (
     ClientBase,
     RequestBuilder,
-    async_http_client,
+    async_transport,
     holdings,
     transport_error,
     url_and_token,
@@ -91,7 +91,11 @@ class AsyncTenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._http = async_http_client(self, transport, max_connections)
+        self._transport = async_transport(transport, self.base_url, max_connections)
+        # The event stream goes through httpx's client; requests straight to the transport.
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._transport
+        )
         self._requests = RequestBuilder(self._http)
         self._renewer = AsyncRenewer(self)
 
@@ -144,7 +148,11 @@ class AsyncTenure(ClientBase):
     async def _send(self, request: P.Request[T], http_timeout: float) -> T:
         try:
             built = self._requests.build(request, http_timeout + request.wait)
-            response = await self._http.send(built)
+            response = await self._transport.handle_async_request(built)
+            try:
+                await response.aread()
+            finally:  # the connection goes back to the pool, or is closed, also on errors
+                await response.aclose()
         except httpx.TransportError as error:
             raise transport_error(error) from error
         return P.decode_response(request, response.status_code, response.headers, response.content)

@@ -25,7 +25,7 @@ from tenure._client import (
     ClientBase,
     RequestBuilder,
     holdings,
-    http_client,
+    sync_transport,
     transport_error,
     url_and_token,
     warn_clock_ignored,
@@ -92,7 +92,11 @@ class Tenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._http = http_client(self, transport, max_connections)
+        self._transport = sync_transport(transport, self.base_url, max_connections)
+        # The event stream goes through httpx's client; requests straight to the transport.
+        self._http = httpx.Client(
+            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._transport
+        )
         self._requests = RequestBuilder(self._http)
         self._renewer = Renewer(self)
 
@@ -143,7 +147,11 @@ class Tenure(ClientBase):
     def _send(self, request: P.Request[T], http_timeout: float) -> T:
         try:
             built = self._requests.build(request, http_timeout + request.wait)
-            response = self._http.send(built)
+            response = self._transport.handle_request(built)
+            try:
+                response.read()
+            finally:  # the connection goes back to the pool, or is closed, also on errors
+                response.close()
         except httpx.TransportError as error:
             raise transport_error(error) from error
         return P.decode_response(request, response.status_code, response.headers, response.content)
