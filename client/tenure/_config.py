@@ -27,8 +27,8 @@ ENV_URL = "TENURE_URL"
 ENV_TOKEN = "TENURE_TOKEN"  # noqa: S105 - the name of a variable, not a secret
 # Seconds for one HTTP request (connect, write, read, pool). A waiting acquire adds its wait.
 DEFAULT_TIMEOUT = 10.0
-# Connections a client opens to the service at most, all kept open between requests: many
-# concurrent requests (tasks or threads) reuse them instead of opening one per request.
+# Connections a client opens to the service at most; `AsyncTenure` keeps all of them open
+# between requests, `Tenure` 20 (see tenure._client): concurrent requests reuse them.
 DEFAULT_MAX_CONNECTIONS = 256
 # Lease lifetime used by the executor and `tenure run` unless told otherwise.
 DEFAULT_TTL = 90.0
