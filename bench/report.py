@@ -8,6 +8,7 @@ import statistics
 from pathlib import Path
 
 import grown
+import sdk_cycles
 from results import BASELINES, LABELS, SYSTEMS, WORKLOADS, Results, connections_of
 from targets import format_ms, format_rate, targets_table
 from workloads import Measurement, percentile
@@ -212,6 +213,9 @@ def render(r: Results) -> str:
     ]
     if r.grown:
         parts += ["", "### Grown database (issue 29)", "", *grown.render(r.grown)]
+    if r.sdk:
+        parts += ["", "### The Python SDK from one process, and redis.asyncio", ""]
+        parts += sdk_cycles.table(r.sdk)
     if r.profiles:
         parts += ["", "### Profile of the acquire path", "", *profile_section(r)]
     if r.failures:

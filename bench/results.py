@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from profiling import Profile
+from sdk_cycles import SdkRun
 from workloads import Measurement, median_of
 
 if TYPE_CHECKING:  # grown.py reads the report's formatting, which reads these results
@@ -74,6 +75,7 @@ class Results:
     floor_core_percent: float | None = None  # the service with no load at all
     profiles: list[Profile] = field(default_factory=list)
     grown: GrownResults | None = None  # the grown-database scenario
+    sdk: SdkRun | None = None  # the `sdk` workload (sdk_cycles.py)
     elapsed_seconds: float = 0.0
 
     def median(self, workload: str, system: str, connections: int) -> Measurement | None:

@@ -38,6 +38,7 @@ import grown
 import httpx
 import runners
 import scenarios
+import sdk_cycles
 from database import Database, bench_database, postmaster_pid, prefill, server_facts
 from grown import QUICK_SCALE
 from matrix import Matrix, Systems
@@ -85,7 +86,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--runs", type=int, help="runs per figure (full 3, quick 1)")
     parser.add_argument("--seconds", type=int, help="seconds per run (full 2, quick 1)")
     parser.add_argument("--connections", type=int, nargs="+", help="default 1 4 16 64")
-    parser.add_argument("--workloads", nargs="+", choices=list(WORKLOADS), help="default: all")
+    parser.add_argument(
+        "--workloads",
+        nargs="+",
+        choices=[*WORKLOADS, sdk_cycles.SDK_WORKLOAD],
+        help="default: all",
+    )
     parser.add_argument("--skip-scenarios", action="store_true", help="no hand-off/takeover/idle")
     parser.add_argument("--skip-profile", action="store_true", help="no py-spy profile")
     parser.add_argument("--idle-leases", type=int, help="full 10000, quick 1000")
@@ -256,7 +262,13 @@ def _measure(a: argparse.Namespace, results: Results, scratch: Path) -> None:
             if missing:
                 results.missing["batch_renew"] = missing
             _warm_up(systems, 1 if a.quick else 2)
-            Matrix(systems, results, log).run(a.workloads or list(WORKLOADS))
+            chosen = a.workloads or [*WORKLOADS, sdk_cycles.SDK_WORKLOAD]
+            Matrix(systems, results, log).run([w for w in chosen if w in WORKLOADS])
+            if sdk_cycles.SDK_WORKLOAD in chosen:
+                log("SDK cycles from one Python process, and redis.asyncio …")
+                results.sdk = sdk_cycles.measure_for(
+                    systems.tenure.url, a.quick, results.runs, results.seconds, log
+                )
             if not a.skip_scenarios:
                 _scenarios(systems, results, a.quick, a)
             if not a.skip_profile:

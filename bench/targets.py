@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sdk_cycles
 from results import Results
 from workloads import percentile
 
@@ -112,6 +113,10 @@ TARGETS = (
     ("takeover after SIGKILL of a holder", "≤ TTL + 1 s", _target_takeover),
     ("idle: 10,000 held leases renewing every 30 s", "service < 15% of one core", _target_idle),
     ("hot single name", "≥ 80% of pgbench's single-name rate", _target_hot),
+    *(
+        (measure, target, lambda r, judge=judge: judge(r.sdk))
+        for measure, target, judge in sdk_cycles.TARGETS
+    ),
 )
 
 

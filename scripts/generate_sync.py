@@ -34,6 +34,8 @@ REPLACEMENTS = {
     "arun_once": "run_once",
     "arun_scheduled": "run_scheduled",
     "AsyncClient": "Client",
+    "async_transport": "sync_transport",
+    "handle_async_request": "handle_request",
     "AsyncBaseTransport": "BaseTransport",
     "aclose": "close",
     "AsyncExitStack": "ExitStack",

@@ -5,7 +5,8 @@
     with Tenure.from_env() as client:                  # TENURE_URL, TENURE_TOKEN
         result = run_once(client, "close-day", "2026-09-25", close_day)
 
-Importing `tenure` needs only `httpx`; the schedule functions import `cronsim` when called.
+Importing `tenure` needs only `httpx`; the schedule functions import `cronsim` when called,
+and `AsyncTenure` imports `httpx_aiohttp` (aiohttp) when made.
 Everything public is listed in `__all__`; modules starting with `_` are private.
 """
 
@@ -16,6 +17,7 @@ from tenure._async.executor import arun_once
 from tenure._async.lease import AsyncLeaseHandle
 from tenure._config import (
     DEFAULT_EARLY_TOLERANCE,
+    DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_WAIT_PER_REQUEST,
     DEFAULT_TIMEOUT,
     DEFAULT_TTL,
@@ -121,6 +123,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_DEADLINE",
     "DEFAULT_EARLY_TOLERANCE",
+    "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_WAIT_PER_REQUEST",
     "DEFAULT_RETRY",
     "DEFAULT_TIMEOUT",

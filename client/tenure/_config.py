@@ -12,6 +12,7 @@ import socket
 
 __all__ = [
     "DEFAULT_EARLY_TOLERANCE",
+    "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_WAIT_PER_REQUEST",
     "DEFAULT_TIMEOUT",
     "DEFAULT_TTL",
@@ -26,6 +27,9 @@ ENV_URL = "TENURE_URL"
 ENV_TOKEN = "TENURE_TOKEN"  # noqa: S105 - the name of a variable, not a secret
 # Seconds for one HTTP request (connect, write, read, pool). A waiting acquire adds its wait.
 DEFAULT_TIMEOUT = 10.0
+# Connections a client opens to the service at most; `AsyncTenure` keeps all of them open
+# between requests, `Tenure` 20 (see tenure._client): concurrent requests reuse them.
+DEFAULT_MAX_CONNECTIONS = 256
 # Lease lifetime used by the executor and `tenure run` unless told otherwise.
 DEFAULT_TTL = 90.0
 # A long wait is sent as several requests of at most this many seconds each, well below the

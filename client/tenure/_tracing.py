@@ -27,7 +27,9 @@ __all__ = ["attached", "current_context", "run_span", "trace_headers"]
 
 def trace_headers() -> dict[str, str] | None:
     """The headers that carry the current trace context; None when there is none."""
-    if propagate is None:
+    # An empty context (no span, no baggage: tracing is off here) gives the propagators nothing
+    # to carry; skipping them saves every request their work.
+    if propagate is None or not context.get_current():
         return None
     headers: dict[str, str] = {}
     propagate.inject(headers)

@@ -97,6 +97,7 @@ class Proxy:
         self._server: asyncio.Server | None = None
         self.port = 0
         self.received = bytearray()
+        self.connections = 0  # accepted from clients so far
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @property
@@ -134,6 +135,7 @@ class Proxy:
         self._loop.close()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection(
                 "127.0.0.1", self._target_port

@@ -25,13 +25,20 @@ from tenure._async.lease import AsyncLeaseHandle
 from tenure._async.renewer import AsyncRenewer
 from tenure._client import (
     ClientBase,
+    RequestBuilder,
+    async_transport,
     holdings,
     transport_error,
     url_and_token,
     warn_clock_ignored,
 )
 from tenure._concurrency import asleep
-from tenure._config import DEFAULT_EARLY_TOLERANCE, DEFAULT_MAX_WAIT_PER_REQUEST, DEFAULT_TIMEOUT
+from tenure._config import (
+    DEFAULT_EARLY_TOLERANCE,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_WAIT_PER_REQUEST,
+    DEFAULT_TIMEOUT,
+)
 from tenure._errors import LeaseHeld, TenureError
 from tenure._events import DEFAULT_IDLE_TIMEOUT, DEFAULT_STREAM_RETRY, StreamEvent
 from tenure._lease import LostCallback
@@ -47,7 +54,6 @@ from tenure._models import (
     Window,
 )
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
-from tenure._tracing import trace_headers
 from tenure.schedule import KeyFormat
 
 __all__ = ["AsyncTenure"]
@@ -59,7 +65,11 @@ Granted = P.Granted
 
 class AsyncTenure(ClientBase):
     """A client of the service: `Tenure` blocks and is thread-safe, `AsyncTenure` has the same
-    operations, awaited. Close it (or use it as a context manager) to free its connections."""
+    operations, awaited. Close it (or use it as a context manager) to free its connections.
+
+    Requests go through an httpx client over `transport`, by default a connection pool of at
+    most `max_connections` connections kept open between requests (aiohttp's for `AsyncTenure`,
+    through httpx-aiohttp; httpx's own for `Tenure`)."""
 
     def __init__(
         self,
@@ -71,6 +81,7 @@ class AsyncTenure(ClientBase):
         retry: RetryPolicy = DEFAULT_RETRY,
         max_wait_per_request: float = DEFAULT_MAX_WAIT_PER_REQUEST,
         transport: httpx.AsyncBaseTransport | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         super().__init__(
             base_url,
@@ -80,9 +91,12 @@ class AsyncTenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
+        self._transport = async_transport(transport, self.base_url, max_connections)
+        # The event stream goes through httpx's client; requests straight to the transport.
         self._http = httpx.AsyncClient(
-            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=transport
+            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._transport
         )
+        self._requests = RequestBuilder(self._http)
         self._renewer = AsyncRenewer(self)
 
     @classmethod
@@ -133,14 +147,12 @@ class AsyncTenure(ClientBase):
 
     async def _send(self, request: P.Request[T], http_timeout: float) -> T:
         try:
-            response = await self._http.request(
-                request.method,
-                request.path,
-                json=request.json,
-                params=request.params,
-                headers=trace_headers(),
-                timeout=http_timeout + request.wait,
-            )
+            built = self._requests.build(request, http_timeout + request.wait)
+            response = await self._transport.handle_async_request(built)
+            try:
+                await response.aread()
+            finally:  # the connection goes back to the pool, or is closed, also on errors
+                await response.aclose()
         except httpx.TransportError as error:
             raise transport_error(error) from error
         return P.decode_response(request, response.status_code, response.headers, response.content)

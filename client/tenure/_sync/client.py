@@ -23,13 +23,20 @@ import httpx
 from tenure import _protocol as P
 from tenure._client import (
     ClientBase,
+    RequestBuilder,
     holdings,
+    sync_transport,
     transport_error,
     url_and_token,
     warn_clock_ignored,
 )
 from tenure._concurrency import sleep
-from tenure._config import DEFAULT_EARLY_TOLERANCE, DEFAULT_MAX_WAIT_PER_REQUEST, DEFAULT_TIMEOUT
+from tenure._config import (
+    DEFAULT_EARLY_TOLERANCE,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_WAIT_PER_REQUEST,
+    DEFAULT_TIMEOUT,
+)
 from tenure._errors import LeaseHeld, TenureError
 from tenure._events import DEFAULT_IDLE_TIMEOUT, DEFAULT_STREAM_RETRY, StreamEvent
 from tenure._lease import LostCallback
@@ -48,7 +55,6 @@ from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
 from tenure._sync.events import follow
 from tenure._sync.lease import LeaseHandle
 from tenure._sync.renewer import Renewer
-from tenure._tracing import trace_headers
 from tenure.schedule import KeyFormat
 
 __all__ = ["Tenure"]
@@ -60,7 +66,11 @@ Granted = P.Granted
 
 class Tenure(ClientBase):
     """A client of the service: `Tenure` blocks and is thread-safe, `AsyncTenure` has the same
-    operations, awaited. Close it (or use it as a context manager) to free its connections."""
+    operations, awaited. Close it (or use it as a context manager) to free its connections.
+
+    Requests go through an httpx client over `transport`, by default a connection pool of at
+    most `max_connections` connections kept open between requests (aiohttp's for `AsyncTenure`,
+    through httpx-aiohttp; httpx's own for `Tenure`)."""
 
     def __init__(
         self,
@@ -72,6 +82,7 @@ class Tenure(ClientBase):
         retry: RetryPolicy = DEFAULT_RETRY,
         max_wait_per_request: float = DEFAULT_MAX_WAIT_PER_REQUEST,
         transport: httpx.BaseTransport | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         super().__init__(
             base_url,
@@ -81,9 +92,12 @@ class Tenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
+        self._transport = sync_transport(transport, self.base_url, max_connections)
+        # The event stream goes through httpx's client; requests straight to the transport.
         self._http = httpx.Client(
-            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=transport
+            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._transport
         )
+        self._requests = RequestBuilder(self._http)
         self._renewer = Renewer(self)
 
     @classmethod
@@ -132,14 +146,12 @@ class Tenure(ClientBase):
 
     def _send(self, request: P.Request[T], http_timeout: float) -> T:
         try:
-            response = self._http.request(
-                request.method,
-                request.path,
-                json=request.json,
-                params=request.params,
-                headers=trace_headers(),
-                timeout=http_timeout + request.wait,
-            )
+            built = self._requests.build(request, http_timeout + request.wait)
+            response = self._transport.handle_request(built)
+            try:
+                response.read()
+            finally:  # the connection goes back to the pool, or is closed, also on errors
+                response.close()
         except httpx.TransportError as error:
             raise transport_error(error) from error
         return P.decode_response(request, response.status_code, response.headers, response.content)
