@@ -23,6 +23,8 @@ tells the two 01:00 runs apart.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
@@ -52,6 +54,15 @@ _ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*")
 # "posix/" and "right/" are alternative copies ("right/" counts leap seconds).
 _NOT_ZONES = frozenset({"localtime", "posixrules"})
 _NOT_ZONE_PREFIXES = ("posix/", "right/")
+# Brackets already found, per (cron, zone): every instant of [occurrence, following) has that
+# bracket, so an hour's status pages, monitor passes and claims of an hourly job share one
+# cronsim walk. Bounded: the least recently used schedules go first.
+_KNOWN_SCHEDULES = 4096
+_KNOWN_PER_SCHEDULE = 4
+# A bracket in UTC (to compare instants by) and in the schedule's zone (the answer).
+_Known = tuple[datetime, datetime, tuple[datetime, datetime]]
+_known: OrderedDict[tuple[str, str], tuple[_Known, ...]] = OrderedDict()
+_known_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,13 +194,28 @@ def _require_aware(moment: datetime, what: str) -> None:
 def _bracket(cron: str, tz: str, now: datetime) -> tuple[datetime, datetime]:
     """The occurrence at or before `now` and the one strictly after it, in zone `tz`."""
     _require_aware(now, "now")
-    check_cron(cron)
-    zone = _zone(tz)
     try:
-        occurrence, following = _settle(cron, zone, now.astimezone(UTC))
+        instant = now.astimezone(UTC)
+        # In UTC, as in _settle: datetimes of one zone compare by wall time, ignoring fold.
+        for start, end, found in _known.get((cron, tz), ()):
+            if start <= instant < end:
+                return found
+        check_cron(cron)
+        zone = _zone(tz)
+        occurrence, following = _settle(cron, zone, instant)
     except OverflowError:
         raise ValueError(f"now is too close to the limits of datetime: {now.isoformat()}") from None
-    return occurrence.astimezone(zone), following.astimezone(zone)
+    found = occurrence.astimezone(zone), following.astimezone(zone)
+    _remember((cron, tz), (occurrence, following, found))
+    return found
+
+
+def _remember(schedule: tuple[str, str], known: _Known) -> None:
+    with _known_lock:
+        _known[schedule] = (known, *_known.get(schedule, ())[: _KNOWN_PER_SCHEDULE - 1])
+        _known.move_to_end(schedule)
+        while len(_known) > _KNOWN_SCHEDULES:
+            _known.popitem(last=False)
 
 
 def _settle(cron: str, zone: ZoneInfo, instant: datetime) -> tuple[datetime, datetime]:

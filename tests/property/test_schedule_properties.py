@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tenure import schedule
 from tenure.schedule import (
     KeyFormat,
     next_occurrence,
@@ -51,6 +52,40 @@ def same_instant(left: datetime, right: datetime) -> bool:
     return left.isoformat() == right.isoformat()
 
 
+def fresh_bracket(cron: str, tz: str, now: datetime) -> tuple[datetime, datetime]:
+    """The answer of a process that never asked before: nothing remembered."""
+    schedule._known.clear()
+    return scheduled_occurrence(cron, tz, now), next_occurrence(cron, tz, now)
+
+
+@EXAMPLES
+@given(
+    cron=st.sampled_from(SCHEDULES),
+    tz=st.sampled_from(ZONES),
+    now=instants,
+    asked_before=st.lists(
+        st.timedeltas(min_value=-timedelta(days=2), max_value=timedelta(days=2)), max_size=8
+    ),
+)
+def test_an_answer_does_not_depend_on_what_was_asked_before(
+    cron: str, tz: str, now: datetime, asked_before: list[timedelta]
+) -> None:
+    """Brackets are remembered per schedule; an instant near remembered ones, folds and DST
+    gaps included, is answered as a fresh cronsim walk answers it."""
+    expected = fresh_bracket(cron, tz, now)
+    for shift in asked_before:
+        scheduled_occurrence(cron, tz, now.astimezone(UTC) + shift)
+        scheduled_occurrence(cron, tz, (now.astimezone(UTC) + shift).astimezone(ZoneInfo(tz)))
+    answered = scheduled_occurrence(cron, tz, now), next_occurrence(cron, tz, now)
+    assert all(map(same_instant, answered, expected))
+    # The edges of a remembered bracket: its end begins the next one, its start - 1 µs the last.
+    before = expected[0].astimezone(UTC) - timedelta(microseconds=1)
+    edges = (expected[1], before)
+    remembered = [(scheduled_occurrence(cron, tz, e), next_occurrence(cron, tz, e)) for e in edges]
+    for edge, answered in zip(edges, remembered, strict=True):
+        assert all(map(same_instant, answered, fresh_bracket(cron, tz, edge)))
+
+
 @EXAMPLES
 @given(
     cron=st.sampled_from(SCHEDULES),
@@ -61,9 +96,9 @@ def same_instant(left: datetime, right: datetime) -> bool:
 def test_every_instant_belongs_to_exactly_one_window(
     cron: str, tz: str, now: datetime, position: float
 ) -> None:
-    """occurrence ≤ now < next, and every instant in [occurrence, next) maps to occurrence."""
-    occurrence = scheduled_occurrence(cron, tz, now)
-    following = next_occurrence(cron, tz, now)
+    """occurrence ≤ now < next, and every instant in [occurrence, next) maps to occurrence
+    (each asked afresh: a remembered bracket would answer for every instant inside it)."""
+    occurrence, following = fresh_bracket(cron, tz, now)
     assert occurrence.tzinfo == following.tzinfo == ZoneInfo(tz)
     assert occurrence.astimezone(UTC) <= now.astimezone(UTC) < following.astimezone(UTC)
     assert WINDOW_KEY.fullmatch(window_key(occurrence))
@@ -72,9 +107,8 @@ def test_every_instant_belongs_to_exactly_one_window(
     first, last = occurrence.astimezone(UTC), following.astimezone(UTC) - timedelta(microseconds=1)
     inside = first + min((last - first) * position, last - first)
     for instant in (occurrence, inside, last):
-        assert same_instant(scheduled_occurrence(cron, tz, instant), occurrence)
-        assert same_instant(next_occurrence(cron, tz, instant), following)
-    assert same_instant(scheduled_occurrence(cron, tz, following), following)
+        assert all(map(same_instant, fresh_bracket(cron, tz, instant), (occurrence, following)))
+    assert same_instant(fresh_bracket(cron, tz, following)[0], following)
 
 
 @EXAMPLES
