@@ -18,6 +18,7 @@ from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.leases import QUERIES
 from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.statements import Statements
+from tenure_server.db.windows import QUERIES as WINDOWS
 from tests.integration.test_monitored_leases import leases
 from tests.support.grown import Growth, grow
 
@@ -110,6 +111,53 @@ async def test_unregistered_jobs_are_found_without_reading_every_window(
     # Stops once it has found as many as asked.
     page = await connection.fetch(statement, "job-0", "", None, 2)
     assert [row["job"] for row in page] == ["job-1", "job-2"]
+
+
+async def generic_plan(
+    connection: Connection, statement: str, *literals: str
+) -> list[dict[str, Any]]:
+    """The plan nodes of the statement run as asyncpg runs it from its sixth execution on: one
+    plan for any parameters (a generic plan), with these SQL literals bound."""
+    await connection.execute("SET plan_cache_mode = force_generic_plan")
+    await connection.execute(f"PREPARE page AS {statement.strip().rstrip(';')}")
+    explain = f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page({', '.join(literals)})"
+    (document,) = json.loads(await connection.fetchval(explain))
+    await connection.execute("DEALLOCATE page; RESET plan_cache_mode")
+    return list(nodes(document["Plan"]))
+
+
+async def test_a_page_reads_as_much_as_it_shows_under_a_generic_plan(
+    connection: Connection,
+) -> None:
+    """A page's bound (a cursor, a prefix's end, none) is an index condition in the plan reused
+    for any parameters too: 10,000 windows and 10,000 events of each of six jobs, and a page of
+    ten reads at most a hundred rows (the planner may walk every job's events in id order, one in
+    six of them the job's). Written `($3 IS NULL OR name < $3)`, the bound was a filter there, and
+    a page deep in a job's events read every newer event."""
+    await connection.execute(
+        "INSERT INTO job_windows (job, window_key, lease, holder, generation, started_at)"
+        " SELECT 'job-' || (n % 6), 'k' || n, 'l', 'h', 1, now()"
+        "   FROM generate_series(1, 60000) AS n"
+    )
+    await connection.execute(
+        "INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt, at)"
+        " SELECT 'job-' || (n % 6), 'claimed', 'k' || n, 'l', 'h', 1, 1, now()"
+        "   FROM generate_series(1, 60000) AS n"
+    )
+    await connection.execute("ANALYZE job_windows, job_events")
+    middle = await connection.fetchval("SELECT id FROM job_events ORDER BY id OFFSET 30000 LIMIT 1")
+    jobs, windows = JobsRepository.QUERIES, WINDOWS
+    pages = {
+        "unregistered jobs up to a bound": (jobs["unregistered_jobs"], "''", "''", "'job-2'", "10"),
+        "unregistered jobs, no bound": (jobs["unregistered_jobs"], "''", "''", "NULL", "10"),
+        "a job's events before a cursor": (jobs["job_events"], "'job-1'", str(middle), "10"),
+        "a job's newest events": (jobs["job_events"], "'job-1'", "NULL", "10"),
+        "a job's windows before a cursor": (windows["list_windows"], "'job-1'", "'k5'", "10"),
+    }
+    for page, (statement, *literals) in pages.items():
+        plan = await generic_plan(connection, statement, *literals)
+        read = rows_read(plan, "job_windows") + rows_read(plan, "job_events")
+        assert read <= 100, f"{page}: read {read} rows"
 
 
 # A database grown modestly, its history read through what the service runs: 50,000 lease events

@@ -48,6 +48,18 @@ class Growth:
         }
         return dataclasses.replace(self, **counts)
 
+    def young(self) -> Growth:
+        """The same jobs and held leases on their first day: no expired names, no past windows,
+        no history beyond one event each, no alerts (what history adds is grown ÷ young)."""
+        return dataclasses.replace(
+            self,
+            leases=self.held,
+            lease_events=self.held,
+            windows=self.jobs,
+            job_events=self.jobs,
+            alerts=0,
+        )
+
     def describe(self) -> str:
         return (
             f"{self.leases:,} lease names ({self.held:,} held), {self.lease_events:,} lease "

@@ -68,10 +68,13 @@ SELECT name FROM deleted;
 -- name: list_jobs
 -- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
 -- $4 limit. Keyset pagination on the "C"-collated primary key: stable under concurrent writes.
+-- coalesce($3, '~'), not `$3 IS NULL OR …`: '~' sorts after every character a name may
+-- hold, and the bound stays an index condition in the generic plan asyncpg reuses
+-- (tests/integration/test_plans.py).
 SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtime_seconds,
        labels, created_at, updated_at, active_since
   FROM jobs
- WHERE deleted_at IS NULL AND name > $1 AND name >= $2 AND ($3::text IS NULL OR name < $3)
+ WHERE deleted_at IS NULL AND name > $1 AND name >= $2 AND name < coalesce($3, '~')
  ORDER BY name
  LIMIT $4;
 
@@ -83,7 +86,7 @@ SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtim
 -- distinct job name, so a table of millions of windows is never read through. The walk stops once
 -- $4 such names are found, or at $3: a page reads about as many jobs as it lists. A read; names
 -- are "C"-collated, so the order and the prefix range are those of list_jobs, and pages of both
--- merge by name.
+-- merge by name. The bound: as in list_jobs.
 WITH RECURSIVE walk (job, unregistered, found) AS (
     SELECT $1::text COLLATE "C", false, 0
     UNION ALL
@@ -94,7 +97,7 @@ WITH RECURSIVE walk (job, unregistered, found) AS (
                NOT EXISTS (SELECT 1 FROM jobs AS j
                             WHERE j.name = w.job AND j.deleted_at IS NULL) AS unregistered
           FROM job_windows AS w
-         WHERE w.job > walk.job AND w.job >= $2 AND ($3::text IS NULL OR w.job < $3)
+         WHERE w.job > walk.job AND w.job >= $2 AND w.job < coalesce($3, '~')
          ORDER BY w.job
          LIMIT 1) AS next
      WHERE walk.found < $4
@@ -140,8 +143,10 @@ SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts,
 -- name: job_events
 -- $1 job, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the
 -- identity, so events written meanwhile never shift a page.
+-- coalesce($2, max bigint), not `$2 IS NULL OR …`: the cursor stays an index condition in the
+-- generic plan asyncpg reuses, so a deep page does not read every newer event.
 SELECT id, job, kind, window_key, lease, holder, generation, attempt, detail, at
   FROM job_events
- WHERE job = $1 AND ($2::bigint IS NULL OR id < $2)
+ WHERE job = $1 AND id < coalesce($2, 9223372036854775807)
  ORDER BY id DESC
  LIMIT $3;

@@ -369,9 +369,12 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
 -- name: list_leases
 -- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 prefix upper bound or NULL,
 -- $4 limit. Keyset pagination on the "C"-collated primary key: stable under concurrent writes.
+-- coalesce($3, '~'), not `$3 IS NULL OR …`: '~' sorts after every character a name may
+-- hold, and the bound stays an index condition in the generic plan asyncpg reuses
+-- (tests/integration/test_plans.py).
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
        principal, granted_xact::text AS grant_id, (tenure_answer_v1(expires_at - now())).*
   FROM leases
- WHERE name > $1 AND name >= $2 AND ($3::text IS NULL OR name < $3)
+ WHERE name > $1 AND name >= $2 AND name < coalesce($3, '~')
  ORDER BY name
  LIMIT $4;

@@ -185,9 +185,11 @@ SELECT l.name, l.holder, l.generation, l.acquired_at, l.expires_at,
 -- name: lease_events
 -- $1 lease, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the
 -- identity (lease_events_by_lease).
+-- coalesce($2, max bigint), not `$2 IS NULL OR …`: the cursor stays an index condition in the
+-- generic plan asyncpg reuses, so a deep page does not read every newer event.
 SELECT id, lease, kind, holder, generation, previous_holder, previous_generation, at
   FROM lease_events
- WHERE lease = $1 AND ($2::bigint IS NULL OR id < $2)
+ WHERE lease = $1 AND id < coalesce($2, 9223372036854775807)
  ORDER BY id DESC
  LIMIT $3;
 

@@ -111,11 +111,14 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
 -- name: list_windows
 -- $1 job, $2 before (cursor) or NULL, $3 limit. Newest window key first; keyset pagination.
 -- A read; interrupted as for get_window, one lease lookup (primary key) per window listed.
+-- coalesce($2, '~'), not `$2 IS NULL OR …`: '~' sorts after every character a name may
+-- hold, and the bound stays an index condition in the generic plan asyncpg reuses
+-- (tests/integration/test_plans.py).
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at,
        tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
            AS interrupted
   FROM job_windows AS w
- WHERE w.job = $1 AND ($2::text IS NULL OR w.window_key < $2)
+ WHERE w.job = $1 AND w.window_key < coalesce($2, '~')
  ORDER BY w.window_key DESC
  LIMIT $3;
