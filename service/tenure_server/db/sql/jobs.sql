@@ -130,10 +130,10 @@ WITH picked AS (
 SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts, p.started_at,
        p.completed_at,
        coalesce((SELECT true FROM leases AS l
-                  WHERE l.name = p.lease AND l.holder = p.holder
-                    AND l.generation = p.generation AND l.expires_at > now()
+                  WHERE l.name = p.lease
+                    AND tenure_holds_v1(l, p.holder, p.generation, l.principal, now())
                   LIMIT 1), false) AS lease_held,
-       tenure_window_interrupted_v1(p.lease, p.holder, p.generation, p.completed_at, now())
+       tenure_window_interrupted_v2(p.lease, p.holder, p.generation, p.completed_at, now())
            AS interrupted
   FROM picked AS p;
 

@@ -22,10 +22,9 @@ SELECT schedule, timezone, key_format
 -- The job event is written by the same statement, only when the claim went through.
 WITH holding AS (
     SELECT 1
-      FROM leases
-     WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
-       AND principal IS NOT DISTINCT FROM $6
-       AND ($7::timestamptz IS NULL OR $7 <= now() + make_interval(secs => $8))
+      FROM leases AS l
+     WHERE l.name = $3 AND tenure_holds_v1(l, $4, $5, $6, clock_timestamp())
+       AND tenure_window_due_v1($7, $8, now())
        FOR SHARE
 ), claimed AS (
 INSERT INTO job_windows AS w (job, window_key, lease, holder, generation, attempts, started_at)
@@ -35,8 +34,7 @@ ON CONFLICT (job, window_key) DO UPDATE SET
     generation = EXCLUDED.generation,
     attempts   = w.attempts + 1,
     started_at = now()
- WHERE w.completed_at IS NULL AND w.lease = EXCLUDED.lease
-   AND w.generation <= EXCLUDED.generation
+ WHERE tenure_may_reclaim_window_v1(w, EXCLUDED.lease, EXCLUDED.generation)
 RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at
 ), event AS (
     INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt)
@@ -54,15 +52,14 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
 -- Only that first completion writes the job event.
 WITH holding AS (
     SELECT 1
-      FROM leases
-     WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
-       AND principal IS NOT DISTINCT FROM $6
+      FROM leases AS l
+     WHERE l.name = $3 AND tenure_holds_v1(l, $4, $5, $6, clock_timestamp())
        FOR SHARE
 ), completed AS (
-UPDATE job_windows
+UPDATE job_windows AS w
    SET completed_at = now()
- WHERE job = $1 AND window_key = $2 AND lease = $3 AND holder = $4 AND generation = $5
-   AND completed_at IS NULL AND EXISTS (SELECT 1 FROM holding)
+ WHERE w.job = $1 AND w.window_key = $2 AND tenure_claimed_by_v1(w, $3, $4, $5)
+   AND w.completed_at IS NULL AND EXISTS (SELECT 1 FROM holding)
 RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at
 ), event AS (
     INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt, detail)
@@ -83,12 +80,11 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
 -- get_window.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at, now() AS now,
-       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
            AS interrupted,
-       ($7::timestamptz IS NULL OR $7 <= now() + make_interval(secs => $8)) AS due,
-       EXISTS (SELECT 1 FROM leases
-                WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > now()
-                  AND principal IS NOT DISTINCT FROM $6)
+       tenure_window_due_v1($7, $8, now()) AS due,
+       EXISTS (SELECT 1 FROM leases AS l
+                WHERE l.name = $3 AND tenure_holds_v1(l, $4, $5, $6, now()))
            AS lease_held,
        EXISTS (SELECT 1 FROM leases
                 WHERE name = $3 AND holder = $4 AND generation = $5
@@ -103,7 +99,7 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
 -- holding (claim_window) makes the window running again.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at,
-       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
            AS interrupted
   FROM job_windows AS w
  WHERE w.job = $1 AND w.window_key = $2;
@@ -113,7 +109,7 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
 -- A read; interrupted as for get_window, one lease lookup (primary key) per window listed.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at,
-       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
            AS interrupted
   FROM job_windows AS w
  WHERE w.job = $1 AND ($2::text IS NULL OR w.window_key < $2)
