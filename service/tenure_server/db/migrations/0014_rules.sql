@@ -12,19 +12,32 @@
 -- stay as they are: replicas of the previous release keep calling them during a rolling deploy.
 -- Creating a function rewrites and locks no table: safe while replicas serve.
 
+-- Whether the holding named (its holder and generation) is lease `l`'s latest, current or not.
+CREATE FUNCTION tenure_holding_named_v1(l leases, holding_holder text, holding_generation bigint)
+RETURNS boolean
+LANGUAGE sql STABLE
+RETURN l.holder = holding_holder AND l.generation = holding_generation;
+
+-- Whether lease `l`'s holding is bound to `holding_principal` (both NULL without
+-- authentication): a holder string cannot be borrowed across principals. An equality, not IS NOT
+-- DISTINCT FROM, which PostgreSQL estimates at one row (migration 0008, tenure_may_renew_v1);
+-- never NULL.
+CREATE FUNCTION tenure_bound_to_v1(l leases, holding_principal text)
+RETURNS boolean
+LANGUAGE sql STABLE
+RETURN coalesce(l.principal = holding_principal,
+                l.principal IS NULL AND holding_principal IS NULL);
+
 -- Whether the holding named (its holder, generation and principal) is lease `l`'s current one
--- at `at`: the lease's holder and generation, bound to the same principal (both NULL without
--- authentication), and not expired. Never NULL, so that NOT tenure_holds_v1(…) is the refusal.
--- The principal test is an equality, not IS NOT DISTINCT FROM, which PostgreSQL estimates at one
--- row (migration 0008, tenure_may_renew_v1). A caller that does not bind holdings to principals
+-- at `at`: named, bound to that principal, and not expired. Never NULL, so that
+-- NOT tenure_holds_v1(…) is the refusal. A caller that does not bind holdings to principals
 -- (the monitor, the client's check_lease) passes the lease's own principal.
 CREATE FUNCTION tenure_holds_v1(l leases, holding_holder text, holding_generation bigint,
                                 holding_principal text, at timestamptz)
 RETURNS boolean
 LANGUAGE sql STABLE
-RETURN l.holder = holding_holder AND l.generation = holding_generation
-   AND coalesce(l.principal = holding_principal,
-                l.principal IS NULL AND holding_principal IS NULL)
+RETURN tenure_holding_named_v1(l, holding_holder, holding_generation)
+   AND tenure_bound_to_v1(l, holding_principal)
    AND l.expires_at > at;
 
 -- The expiry a grant of `ttl_seconds` at `at` gives a holding that expires at `expires_at`: the

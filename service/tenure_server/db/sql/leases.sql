@@ -351,6 +351,32 @@ SELECT l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_a
   LEFT JOIN leases AS l ON l.name = $1
  CROSS JOIN LATERAL (SELECT coalesce(l.generation, floor.generation) AS generation) AS last;
 
+-- name: explain_holding
+-- $1 name, $2 holder, $3 generation (NULL for an acquire), $4 principal, $5 grant (NULL but for a
+-- release). Why an acquire, renew or release of the holding named changed nothing: a plain read,
+-- it decides nothing. The lease as get_lease reads it (NULLs without a row), and the facts the
+-- deciding statements decided by, each from the same migration function, by now():
+-- exhausted_at as for explain_acquire; may_acquire (tenure_may_acquire_v2, or for a name without
+-- a row whether the floor leaves a generation); holds (tenure_holds_v1); named, the holding
+-- named is the lease's latest, current or not (tenure_holding_named_v1); foreign, named but
+-- bound to another principal (tenure_bound_to_v1); may_release (tenure_may_release_v1). A fact
+-- that holds says the decision would now pass: the state moved in between, decide again.
+SELECT l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at, l.expires_at,
+       l.released_at, l.principal, l.granted_xact::text AS grant_id,
+       (tenure_answer_v1(l.expires_at - now())).*,
+       CASE WHEN NOT tenure_has_next_generation_v1(last.generation) THEN last.generation END
+           AS exhausted_at,
+       CASE WHEN l.name IS NULL THEN tenure_has_next_generation_v1(floor.generation)
+            ELSE coalesce(tenure_may_acquire_v2(l, $2, $4, now()), false) END AS may_acquire,
+       coalesce(tenure_holds_v1(l, $2, $3, $4, now()), false) AS holds,
+       coalesce(tenure_holding_named_v1(l, $2, $3), false) AS named,
+       coalesce(tenure_holding_named_v1(l, $2, $3) AND NOT tenure_bound_to_v1(l, $4), false)
+           AS foreign,
+       coalesce(tenure_may_release_v1(l, $2, $3, $4, $5), false) AS may_release
+  FROM tenure_generation_floor AS floor
+  LEFT JOIN leases AS l ON l.name = $1
+ CROSS JOIN LATERAL (SELECT coalesce(l.generation, floor.generation) AS generation) AS last;
+
 -- name: get_lease
 -- $1 name. A plain read; it decides nothing, it only reports or explains a refusal.
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,

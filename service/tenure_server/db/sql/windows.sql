@@ -74,24 +74,34 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
 -- name: explain_window
 -- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal, $7 and $8 as for
 -- claim_window (NULL and 0 after a completion).
--- A read taken after a claim or completion wrote nothing, to say why. It decides nothing.
--- lease_principal is the principal bound to the holding named, if that holding exists; due is
--- claim_window's test of the occurrence, and now the clock it was made by; interrupted as for
--- get_window.
+-- A read taken after a claim or completion wrote nothing, to say why. It decides nothing: it
+-- answers the window as it is and the facts the deciding statements decided by, each from the
+-- same migration function, by now(): lease_held (tenure_holds_v1), lease_foreign (the holding
+-- named exists but is bound to another principal: tenure_holding_named_v1, tenure_bound_to_v1),
+-- due (tenure_window_due_v1, and now the clock it was judged by), bound_elsewhere (the window is
+-- another lease's), claimed_by_holding (tenure_claimed_by_v1), and may_claim and may_complete,
+-- the whole decisions: when one holds, the state moved in between, decide again. interrupted as
+-- for get_window.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at, now() AS now,
        tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
            AS interrupted,
        tenure_window_due_v1($7, $8, now()) AS due,
-       EXISTS (SELECT 1 FROM leases AS l
-                WHERE l.name = $3 AND tenure_holds_v1(l, $4, $5, $6, now()))
-           AS lease_held,
-       EXISTS (SELECT 1 FROM leases
-                WHERE name = $3 AND holder = $4 AND generation = $5
-                  AND principal IS DISTINCT FROM $6)
-           AS lease_foreign
+       coalesce(held.holds, false) AS lease_held,
+       coalesce(held.foreign, false) AS lease_foreign,
+       coalesce(w.lease <> $3, false) AS bound_elsewhere,
+       coalesce(tenure_claimed_by_v1(w, $3, $4, $5), false) AS claimed_by_holding,
+       coalesce(held.holds, false) AND tenure_window_due_v1($7, $8, now())
+           AND (w.job IS NULL OR tenure_may_reclaim_window_v1(w, $3, $5)) AS may_claim,
+       coalesce(held.holds AND tenure_claimed_by_v1(w, $3, $4, $5) AND w.completed_at IS NULL,
+                false) AS may_complete
   FROM (SELECT 1) AS one
-  LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2;
+  LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2
+  LEFT JOIN LATERAL (
+      SELECT tenure_holds_v1(l, $4, $5, $6, now()) AS holds,
+             tenure_holding_named_v1(l, $4, $5) AND NOT tenure_bound_to_v1(l, $6) AS foreign
+        FROM leases AS l
+       WHERE l.name = $3) AS held ON true;
 
 -- name: get_window
 -- $1 job, $2 window. A plain read. interrupted: the run that claimed the window died without
