@@ -219,6 +219,35 @@ async def test_the_rule_functions_are_inlined_into_the_plans(
     assert not INLINED.findall(plan), plan
 
 
+async def functions_reached(
+    connection: asyncpg.Connection[asyncpg.Record], names: set[str]
+) -> set[str]:
+    """`names` and every migration function their bodies call, as the database holds them."""
+    reached: set[str] = set()
+    waiting = set(names)
+    while waiting:
+        name = waiting.pop()
+        reached.add(name)
+        bodies = await connection.fetch(
+            "SELECT pg_get_functiondef(oid) FROM pg_proc WHERE proname = $1", name
+        )
+        for (body,) in bodies:
+            waiting |= set(INLINED.findall(body)) - reached
+    return reached
+
+
+@pytest.mark.parametrize(
+    "name", ["acquire_lease", "acquire_leases", "renew_lease", "renew_coalesced", "renew_leases"]
+)
+async def test_every_grant_extends_a_holding_through_one_function(
+    connection: asyncpg.Connection[asyncpg.Record], name: str
+) -> None:
+    """A renewal and the same holder's re-acquire both extend a holding through
+    tenure_extended_until: a cap on extensions is one new version of it, with no bypass."""
+    reached = await functions_reached(connection, set(INLINED.findall(code(STATEMENTS[name]))))
+    assert any(function.startswith("tenure_extended_until_v") for function in reached), reached
+
+
 @pytest.fixture
 async def version_7_url(server_url: str) -> AsyncIterator[str]:
     """A database migrated up to 0007 only, as a deployment before this change left it."""
