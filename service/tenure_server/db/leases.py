@@ -1,6 +1,7 @@
 """Runs the statements of `sql/leases.sql`: one method per statement, named after it. Whether an
 acquire, renew or release changes a lease, single or batched, is decided by the functions of
-migrations 0008 and 0009 that its statements call."""
+migrations 0008, 0009 and 0014 that its statements call; explain_holding answers the facts those
+functions decided by."""
 
 from __future__ import annotations
 

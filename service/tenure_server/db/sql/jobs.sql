@@ -105,8 +105,8 @@ SELECT job FROM walk WHERE unregistered ORDER BY job;
 -- $1 jobs (text[]), $2 and $3 (job, window key) pairs as two text[] of one length.
 -- A read, one snapshot: for each job its latest completed and latest started window (index
 -- scans, LIMIT 1), and the windows named by the pairs; each with whether the holding that claimed
--- it still holds its lease by the database clock (lease_held), and
--- whether it is interrupted (migration 0010). lease_held is a scalar subquery, not EXISTS: for
+-- it still holds its lease by the database clock (lease_held, by tenure_holds_v1), and
+-- whether it is interrupted (tenure_window_interrupted_v2, migration 0014). lease_held is a scalar subquery, not EXISTS: for
 -- many windows PostgreSQL turned the EXISTS into a hashed subplan that read every lease name ever
 -- used (230 ms of 1M names for the overview's 1,000 jobs); a scalar subquery is one primary-key
 -- lookup per window, whatever the table holds.

@@ -1,5 +1,10 @@
 -- The statements of job windows (tenure_server/db/windows.py). Each runs alone, as an autocommit
 -- transaction at READ COMMITTED (the pool pins that level).
+--
+-- Whether the holding named is current, whether a window is due, and whether it may be claimed
+-- again or completed by that holding are decided by the functions of migration 0014
+-- (tenure_holds_v1, tenure_window_due_v1, tenure_may_reclaim_window_v1, tenure_claimed_by_v1),
+-- which the deciding statements and explain_window call alike.
 
 -- name: window_schedule
 -- $1 job. A plain read: the schedule of the job registered under that name, if any, by which
