@@ -35,6 +35,9 @@ Errors, each a refusal (the resource must not write):
     ├── UnknownFencingGeneration  .current_generation: never handed out (remote store, HTTP 422)
     └── FenceStoreUnavailable     the store could not be asked: fail closed (HTTP 503)
 
+    SchemaTooOld                  `tenure.pg.fenced_transaction` on a Tenure database older
+                                  than the rules it calls (MINIMUM_SCHEMA): migrate it first
+
 These are the resource's decisions, not answers of the Tenure service, so they do not derive from
 `TenureError`; `RemoteFenceStore` translates the service's `StaleGeneration`,
 `FenceLeaseMismatch` and `UnknownGeneration` into them.
@@ -73,6 +76,7 @@ __all__ = [
     "MemoryFenceStore",
     "RemoteFenceStore",
     "ResourceLocks",
+    "SchemaTooOld",
     "StaleFencingToken",
     "UnknownFencingGeneration",
     "accepted_token",
@@ -132,6 +136,23 @@ class UnknownFencingGeneration(FencingError):
 class FenceStoreUnavailable(FencingError):
     """The store could not be asked (Tenure or the database is unreachable or timed out); the
     request is refused rather than let through unchecked. Retrying later may work."""
+
+
+# The oldest migration of Tenure's database that `tenure.pg.fenced_transaction` runs against: its
+# check calls tenure_holds_v1, created by migration 0014.
+MINIMUM_SCHEMA = 14
+
+
+class SchemaTooOld(Exception):
+    """Tenure's database is older than the migration (`MINIMUM_SCHEMA`) whose functions this
+    client calls: run `tenure migrate` (or upgrade the service, which migrates at start-up)."""
+
+    def __init__(self, function: str) -> None:
+        super().__init__(
+            f"the database schema is older than migration {MINIMUM_SCHEMA:04d} ({function} is "
+            "missing): run `tenure migrate` or upgrade the Tenure service first"
+        )
+        self.function = function
 
 
 # Tokens -------------------------------------------------------------------------------------

@@ -29,9 +29,11 @@ across replicas NOT atomic with the handler's write — only the transaction/dep
 **Tenure's own database** — when a job writes to the PostgreSQL that holds Tenure's `leases`
 table, `fenced_transaction(pool, lease, holder, generation)` opens a transaction whose first
 statement checks the holding with `SELECT … FOR SHARE` on the lease row (holder, generation, and
-`expires_at > clock_timestamp()`) and raises `LeaseLost` otherwise. The share lock conflicts with
-the row lock every acquire, renew and release takes, so no takeover can commit until this
-transaction ends: the write commits under the holding it checked, or not at all. See
+`expires_at > clock_timestamp()`, by the service's `tenure_holds_v1`) and raises `LeaseLost`
+otherwise; a database older than migration 0014, which created that function, raises
+`tenure.SchemaTooOld`. The share lock conflicts with the row lock every acquire, renew and
+release takes, so no takeover can commit until this transaction ends: the write commits under
+the holding it checked, or not at all. See
 docs/fencing.md for the schema contract, why `FOR KEY SHARE` would not do, and the cost.
 
 Both set `lock_timeout`, `statement_timeout` and `idle_in_transaction_session_timeout` for their
@@ -54,6 +56,7 @@ from tenure._fencing import (
     FenceStoreUnavailable,
     FencingTokenMissing,
     ResourceLocks,
+    SchemaTooOld,
     accepted_token,
     refusal,
 )
@@ -271,7 +274,8 @@ async def fenced_transaction(
 ) -> AsyncIterator[Connection]:
     """A transaction in Tenure's database that first checks that `holder` still holds `lease` at
     `generation` (`FOR SHARE`); raises `LeaseLost` — nothing written — if not. Write in the
-    yielded connection; the transaction commits when the block ends.
+    yielded connection; the transaction commits when the block ends. Needs Tenure's database
+    migrated to 0014 at least (`tenure.SchemaTooOld` otherwise).
 
     While it is open, every acquire, renew and release of the lease waits for it: keep it short,
     never renew (nor wait for a renewal) inside it. A connection must not already be in a
@@ -302,7 +306,11 @@ async def _fenced(
         raise ValueError("fenced_transaction needs a connection that is not in a transaction")
     async with _transaction(connection):
         await connection.execute(QUERIES["set_timeouts"], *settings)
-        if await connection.fetchval(QUERIES["check_lease"], lease, holder, generation) is None:
+        try:
+            held = await connection.fetchval(QUERIES["check_lease"], lease, holder, generation)
+        except asyncpg.UndefinedFunctionError:
+            raise SchemaTooOld("tenure_holds_v1") from None
+        if held is None:
             raise LeaseLost(
                 f"lease {lease!r} generation {generation} is no longer held by {holder!r} "
                 "(expired, released or taken over); nothing was written",

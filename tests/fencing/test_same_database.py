@@ -11,8 +11,9 @@ from typing import TypeAlias
 import asyncpg
 import pytest
 
-from tenure import AsyncTenure, Lease, LeaseLost
+from tenure import AsyncTenure, Lease, LeaseLost, SchemaTooOld
 from tenure.pg import fenced_transaction
+from tests import postgres
 from tests.client.conftest import LiveService
 
 Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
@@ -186,3 +187,29 @@ async def test_bad_timeouts_are_refused(pool: Pool, options: dict[str, float]) -
     with pytest.raises(ValueError, match="timeout"):
         async with fenced_transaction(pool, "close-day", "me", 1, **options):
             pass
+
+
+@pytest.fixture
+async def version_13_url(server_url: str) -> AsyncIterator[str]:
+    """Tenure's database migrated up to 0013 only: older than the rules `check_lease` calls."""
+    name = postgres.unique_name("tenure_v13")
+    yield await postgres.create_database_at(server_url, name, 13)
+    await postgres.drop_database(server_url, name)
+
+
+async def test_a_database_older_than_the_rules_is_named_in_one_line(version_13_url: str) -> None:
+    """Before migration 0014 (tenure_holds_v1), the check says the schema is too old and how to
+    fix it, in one line, instead of asyncpg's undefined_function; nothing is written."""
+    connection = await asyncpg.connect(version_13_url)
+    try:
+        with pytest.raises(SchemaTooOld) as raised:
+            async with fenced_transaction(connection, "close-day", "a", 1):
+                pass
+        assert not connection.is_in_transaction()
+    finally:
+        await connection.close()
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "0014" in message
+    assert "tenure_holds_v1" in message
+    assert "tenure migrate" in message

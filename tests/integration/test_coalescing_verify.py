@@ -15,7 +15,7 @@ from tenure_server.app.operations import Operations
 from tenure_server.db.notifications import ReleaseNotifications
 from tenure_server.db.pool import create_pool
 from tenure_server.db.repository import Repository, Verify
-from tenure_server.domain.fences import Fence, LeaseGeneration
+from tenure_server.domain.fences import Fence, VerifyFacts
 from tests.api.test_leases import release
 
 
@@ -67,9 +67,7 @@ class _MovesBeforeExplaining(Repository):
     """Hands `job` to its next holder (generation 2) after a statement refused a verify and
     before the refusal is explained: the race the explanation may lose."""
 
-    async def explain_fences(
-        self, verifies: list[Verify]
-    ) -> list[tuple[Fence | None, LeaseGeneration | None]]:
+    async def explain_fences(self, verifies: list[Verify]) -> list[VerifyFacts]:
         async with self.connection() as connection:
             await connection.execute(
                 "UPDATE leases SET generation = 2, holder = 'b' WHERE name = 'job'"

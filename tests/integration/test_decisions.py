@@ -1,18 +1,161 @@
-"""Each lease and fence rule is written once (the functions of migration 0008), its single and
-batch statements call it alike, PostgreSQL inlines it into their plans, and the migration applies
-to a database that already holds leases."""
+"""Each rule is written once, as a function of the migrations (0008, 0009, 0010, 0014): every
+statement that writes leases, fences or job windows, or decides by a holding while writing
+another table (the monitor's fenced writes) or fencing a transaction (the client's
+check_lease), calls one, found in the `.sql` files rather than listed by hand; single and batch
+forms of a rule call the same functions; PostgreSQL inlines them into the plans; and the
+migrations apply to a database that already holds leases."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping
+from importlib import resources
 
 import asyncpg
 import pytest
 
-from tenure_server.db import fences, leases
+import tenure.sql
+from tenure import sql
+from tenure_server.db import fences, leases, windows
+from tenure_server.db import sql as service_sql
 from tenure_server.db.migrate import available, migrate
 from tests import postgres
+
+# The rules: the families of migration functions that decide whether a holding, a lease, a fence
+# or a window may change and what it becomes. A statement that changes one calls at least one.
+RULE_FAMILIES = (
+    "tenure_holds",
+    "tenure_holding_named",
+    "tenure_bound_to",
+    "tenure_extended_until",
+    "tenure_may_acquire",
+    "tenure_acquired",
+    "tenure_first_acquired",
+    "tenure_has_next_generation",
+    "tenure_renewed",
+    "tenure_may_renew",
+    "tenure_may_release",
+    "tenure_released",
+    "tenure_may_verify",
+    "tenure_fence_accepts",
+    "tenure_fences_raised",
+    "tenure_window_due",
+    "tenure_may_reclaim_window",
+    "tenure_claimed_by",
+)
+RULE = re.compile(rf"\b(?:{'|'.join(RULE_FAMILIES)})_v\d+\b")
+# Statements that write a guarded table without deciding by a rule, each with why.
+EXEMPT = {
+    "service/leases.sql:await_lease": "marks the lease awaited (who to notify); decides no holding",
+    "service/monitoring.sql:end_foreign_holding": (
+        "ends any holding of a reserved name by another principal: no holding is named"
+    ),
+}
+GUARDED = ("leases", "fences", "job_windows")
+WRITE = re.compile(r"\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", re.IGNORECASE)
+READS_LEASES = re.compile(r"\b(?:FROM|JOIN)\s+leases\b", re.IGNORECASE)
+LOCKS_ROWS = re.compile(r"\bFOR\s+(?:NO\s+KEY\s+UPDATE|UPDATE|SHARE|KEY\s+SHARE)\b", re.I)
+
+
+def all_statements() -> dict[str, str]:
+    """Every named statement of the service's and the client's `.sql` files, as
+    `service/file:name` and `client/file:name`."""
+    found: dict[str, str] = {}
+    for side, package in (("service", service_sql.__name__), ("client", tenure.sql.__name__)):
+        for entry in resources.files(package).iterdir():
+            if entry.name.endswith(".sql"):
+                for name, text in sql.load(entry.name, package).items():
+                    found[f"{side}/{entry.name}:{name}"] = text
+    return found
+
+
+def code(statement: str) -> str:
+    """The statement without its comments."""
+    return "\n".join(re.sub(r"--.*", "", line) for line in statement.splitlines())
+
+
+def decides_a_holding(statement: str) -> bool:
+    """Writes leases, fences or job windows, or reads leases while writing another table or
+    locking rows (a fence held for the transaction)."""
+    text = code(statement)
+    written = {table.lower() for table in WRITE.findall(text)} - {"set"}
+    if written & set(GUARDED):
+        return True
+    return bool(READS_LEASES.search(text)) and bool(written or LOCKS_ROWS.search(text))
+
+
+def rules_called(statement: str) -> set[str]:
+    return set(RULE.findall(code(statement)))
+
+
+STATEMENTS_DECIDING = sorted(
+    name for name, text in all_statements().items() if decides_a_holding(text)
+)
+
+
+def test_the_discovery_finds_the_statements_it_must() -> None:
+    """The discovery sees the writes of every guarded table and the fenced writes of others
+    (a regression in its patterns would otherwise pass every statement silently)."""
+    for expected in (
+        "service/leases.sql:acquire_lease",
+        "service/leases.sql:renew_leases",
+        "service/leases.sql:release_coalesced",
+        "service/leases.sql:force_release_lease",
+        "service/fences.sql:verify_fences",
+        "service/windows.sql:claim_window",
+        "service/windows.sql:complete_window",
+        "service/monitoring.sql:open_alert",
+        "service/monitoring.sql:resolve_alert",
+        "service/monitoring.sql:claim_deliveries",
+        "service/admin.sql:bump_generations",
+        "client/fences.sql:check_lease",
+    ):
+        assert expected in STATEMENTS_DECIDING, expected
+    assert "service/leases.sql:get_lease" not in STATEMENTS_DECIDING
+    assert set(EXEMPT) <= set(STATEMENTS_DECIDING), "an exemption names no such statement"
+
+
+@pytest.mark.parametrize("name", STATEMENTS_DECIDING)
+def test_every_statement_deciding_by_a_holding_calls_a_rule(name: str) -> None:
+    """A statement that changes a lease, fence or window, or writes under a holding, decides by
+    a rule function: a predicate written inline would be a copy a new rule could miss."""
+    if name in EXEMPT:
+        return
+    assert rules_called(all_statements()[name]), (
+        f"{name} decides by a holding without calling a rule function "
+        f"({', '.join(family + '_vN' for family in RULE_FAMILIES)}); call one, or exempt it "
+        "in EXEMPT with the reason"
+    )
+
+
+# A holding's holder, generation or principal compared with a parameter in the statement itself:
+# the "holding is current" rule restated beside (or instead of) tenure_holds_v1.
+INLINE_HOLDING = re.compile(
+    r"\b(?:holder|generation|principal)\s*(?:=|IS\s+(?:NOT\s+)?DISTINCT\s+FROM)\s*\$\d",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("name", sorted(all_statements()))
+def test_no_statement_restates_a_holding_inline(name: str) -> None:
+    """No statement compares a holding's holder, generation or principal with a request's: that
+    is a rule function's body (tenure_holds_v1, tenure_claimed_by_v1, ...), written once."""
+    if name in EXEMPT:
+        return
+    found = INLINE_HOLDING.findall(code(all_statements()[name]))
+    assert not found, f"{name} restates a holding inline: {found}"
+
+
+def test_the_rule_families_are_created_by_the_migrations() -> None:
+    """Each rule family names functions that exist, so the list cannot name a rule that is not
+    one."""
+    created = " ".join(
+        " ".join(re.findall(r"CREATE FUNCTION (tenure_\w+_v\d+)", migration.sql))
+        for migration in available()
+    )
+    for family in RULE_FAMILIES:
+        assert re.search(rf"\b{family}_v\d+\b", created), family
+
 
 # Each rule's single statement, then the batch statements that must decide as it does.
 FORMS = {
@@ -33,24 +176,22 @@ ARGUMENTS: dict[str, tuple[object, ...]] = {
     "release_coalesced": (["a"], ["h"], [1], [None], ["1"]),
     "verify_fence": ("r", "a", 1),
     "verify_fences": (["r"], ["a"], [1]),
+    "claim_window": ("j", "k", "a", "h", 1, None, None, 0.0),
+    "complete_window": ("j", "k", "a", "h", 1, None),
 }
-RULE = re.compile(r"\btenure_\w+_v\d+\b")
-
-
-def rules_called(statement: str) -> set[str]:
-    code = "\n".join(line for line in statement.splitlines() if not line.startswith("--"))
-    return set(RULE.findall(code))
+# Every function a statement may call by name, inlined or not.
+INLINED = re.compile(r"\btenure_\w+_v\d+\b")
 
 
 @pytest.mark.parametrize("rule", FORMS)
 def test_the_single_and_batch_statements_call_the_same_rule_functions(rule: str) -> None:
     """Single and batch forms of a rule cannot decide differently: neither writes the rule, both
-    call the same functions of migration 0008."""
+    call the same functions of the migrations."""
     single, *batches = FORMS[rule]
-    called = rules_called(STATEMENTS[single])
+    called = set(INLINED.findall(code(STATEMENTS[single])))
     assert called, single
     for batch in batches:
-        assert rules_called(STATEMENTS[batch]) == called, batch
+        assert set(INLINED.findall(code(STATEMENTS[batch]))) == called, batch
 
 
 def test_every_rule_function_is_created_by_a_migration() -> None:
@@ -60,9 +201,8 @@ def test_every_rule_function_is_created_by_a_migration() -> None:
         for migration in available()
         for name in re.findall(r"CREATE FUNCTION (tenure_\w+_v\d+)", migration.sql)
     }
-    for forms in FORMS.values():
-        for name in forms:
-            assert rules_called(STATEMENTS[name]) <= created, name
+    for name, statement in all_statements().items():
+        assert set(INLINED.findall(code(statement))) <= created, name
 
 
 @pytest.mark.parametrize("name", ARGUMENTS)
@@ -72,11 +212,40 @@ async def test_the_rule_functions_are_inlined_into_the_plans(
     """A cached plan holds the rules' expressions, not calls: the functions cost nothing at run
     time (the statements measured as fast as when they spelled the rules out)."""
     await connection.execute("SET plan_cache_mode = force_generic_plan")
+    statement = {**STATEMENTS, **windows.QUERIES}[name]
     plan = "\n".join(
-        row[0]
-        for row in await connection.fetch("EXPLAIN (VERBOSE) " + STATEMENTS[name], *ARGUMENTS[name])
+        row[0] for row in await connection.fetch("EXPLAIN (VERBOSE) " + statement, *ARGUMENTS[name])
     )
-    assert not RULE.findall(plan), plan
+    assert not INLINED.findall(plan), plan
+
+
+async def functions_reached(
+    connection: asyncpg.Connection[asyncpg.Record], names: set[str]
+) -> set[str]:
+    """`names` and every migration function their bodies call, as the database holds them."""
+    reached: set[str] = set()
+    waiting = set(names)
+    while waiting:
+        name = waiting.pop()
+        reached.add(name)
+        bodies = await connection.fetch(
+            "SELECT pg_get_functiondef(oid) FROM pg_proc WHERE proname = $1", name
+        )
+        for (body,) in bodies:
+            waiting |= set(INLINED.findall(body)) - reached
+    return reached
+
+
+@pytest.mark.parametrize(
+    "name", ["acquire_lease", "acquire_leases", "renew_lease", "renew_coalesced", "renew_leases"]
+)
+async def test_every_grant_extends_a_holding_through_one_function(
+    connection: asyncpg.Connection[asyncpg.Record], name: str
+) -> None:
+    """A renewal and the same holder's re-acquire both extend a holding through
+    tenure_extended_until: a cap on extensions is one new version of it, with no bypass."""
+    reached = await functions_reached(connection, set(INLINED.findall(code(STATEMENTS[name]))))
+    assert any(function.startswith("tenure_extended_until_v") for function in reached), reached
 
 
 @pytest.fixture

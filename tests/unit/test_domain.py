@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from tenure_server.domain import errors
-from tenure_server.domain.fences import Fence, LeaseGeneration, verify_refusal
+from tenure_server.domain.fences import Fence, VerifyFacts, verify_refusal
 from tenure_server.domain.leases import (
+    HoldingFacts,
     Lease,
     acquire_refusal,
     force_release_refusal,
@@ -26,10 +27,10 @@ from tenure_server.domain.names import (
 from tenure_server.domain.windows import (
     ANY_TIME,
     Holding,
-    LeaseState,
     NotDue,
     Schedule,
     Window,
+    WindowFacts,
     claim_refusal,
     complete_outcome,
     due,
@@ -41,30 +42,30 @@ LEASE = Lease("l", "a", 3, 30.0, T, T, T, None, "p", GRANT, True, 30.0)
 WINDOW = Window("j", "w", "l", "a", 3, 1, T, None)
 MINE = Holding("l", "a", 3, "p")
 LIMITS = Limits(1, 3600, 60, 500, 100, 1000, 30.0)
-HELD, GONE, FOREIGN = LeaseState(True), LeaseState(False), LeaseState(False, foreign=True)
+NONE = HoldingFacts(None, None, False, False, False, False, False)
+# Held by "a" of "p": facts as explain_holding answers them for another holder.
+OTHERS = HoldingFacts(LEASE, None, False, False, False, False, False)
 
 
 def test_acquire_refusal_names_the_holder_or_asks_to_retry() -> None:
-    """Held by another: lease-held; free, expired or mine meanwhile: try the statement again.
-    The same holder string under another principal is another holder."""
-    refusal = acquire_refusal("l", "b", "p", LEASE, None)
+    """Held by another: lease-held; an acquire that would pass now: try the statement again."""
+    refusal = acquire_refusal("l", OTHERS)
     assert isinstance(refusal, errors.LeaseHeld)
     assert refusal.holder == "a"
-    assert acquire_refusal("l", "a", "p", LEASE, None) is None
-    assert isinstance(acquire_refusal("l", "a", "intruder", LEASE, None), errors.LeaseHeld)
-    assert acquire_refusal("l", "b", "p", LEASE._replace(held=False), None) is None
-    assert acquire_refusal("l", "b", "p", None, None) is None
+    assert acquire_refusal("l", replace(OTHERS, may_acquire=True)) is None
+    assert acquire_refusal("l", replace(NONE, may_acquire=True)) is None
 
 
 def test_acquire_refusal_names_the_exhausted_generation_of_a_free_lease() -> None:
     """A free lease, or a name without one, refused for want of a generation: generation-exhausted
-    with the last one; a held lease is still lease-held (or retried by its own holder)."""
-    for current, generation in ((LEASE._replace(held=False), 3), (None, 9)):
-        refusal = acquire_refusal("l", "b", "p", current, generation)
+    with the last one; a held lease is still lease-held."""
+    free = replace(OTHERS, lease=LEASE._replace(held=False))
+    for facts, generation in ((free, 3), (NONE, 9)):
+        refusal = acquire_refusal("l", replace(facts, exhausted_at=generation))
         assert isinstance(refusal, errors.GenerationExhausted)
         assert refusal.generation == generation
-    assert isinstance(acquire_refusal("l", "b", "p", LEASE, 3), errors.LeaseHeld)
-    assert acquire_refusal("l", "a", "p", LEASE, 3) is None
+        assert ("floor" in str(refusal)) is (facts.lease is None)
+    assert isinstance(acquire_refusal("l", replace(OTHERS, exhausted_at=3)), errors.LeaseHeld)
 
 
 def test_force_release_refusal() -> None:
@@ -75,54 +76,79 @@ def test_force_release_refusal() -> None:
 
 
 def test_renew_refusal_tells_a_lost_lease_from_another_principal() -> None:
-    """Right holder and generation under the wrong principal is forbidden, else lost."""
-    assert isinstance(renew_refusal("l", "a", 3, "intruder", LEASE), errors.Forbidden)
-    assert isinstance(renew_refusal("l", "a", 2, "p", LEASE), errors.LeaseLost)
-    assert isinstance(renew_refusal("l", "a", 3, "p", None), errors.LeaseLost)
+    """The holding named under another principal is forbidden, else lost."""
+    foreign = replace(OTHERS, named=True, foreign=True)
+    assert isinstance(renew_refusal("l", 3, foreign), errors.Forbidden)
+    assert isinstance(renew_refusal("l", 2, OTHERS), errors.LeaseLost)
+    assert isinstance(renew_refusal("l", 3, NONE), errors.LeaseLost)
 
 
 def test_release_outcome() -> None:
     """Unknown lease: not found; other holding: lost; other principal: forbidden; already
-    released by me: the lease."""
-    assert isinstance(release_outcome("l", "a", 3, "p", None, GRANT), errors.LeaseNotFound)
-    assert isinstance(release_outcome("l", "a", 2, "p", LEASE, GRANT), errors.LeaseLost)
-    assert isinstance(release_outcome("l", "b", 3, "p", LEASE, GRANT), errors.LeaseLost)
+    released by me: the lease; a release that would pass now: decide again; an older grant:
+    lost."""
+    mine = replace(OTHERS, named=True)
+    assert isinstance(release_outcome("l", 3, NONE), errors.LeaseNotFound)
+    assert isinstance(release_outcome("l", 2, OTHERS), errors.LeaseLost)
     assert isinstance(
-        release_outcome("l", "a", 3, "x", LEASE, GRANT), errors.HoldingOfAnotherPrincipal
+        release_outcome("l", 3, replace(mine, foreign=True)), errors.HoldingOfAnotherPrincipal
     )
     released = LEASE._replace(released_at=T, held=False)
-    assert release_outcome("l", "a", 3, "p", released, GRANT) == released
-    assert release_outcome("l", "a", 3, "p", LEASE, GRANT) is None
-    assert isinstance(release_outcome("l", "a", 3, "p", LEASE, "1"), errors.LeaseLost)
+    assert release_outcome("l", 3, replace(mine, lease=released)) == released
+    assert release_outcome("l", 3, replace(mine, may_release=True)) is None
+    assert isinstance(release_outcome("l", 3, mine), errors.LeaseLost)
+
+
+def facts(window: Window | None, **found: bool) -> WindowFacts:
+    """explain_window's facts for `window`, all false but those given."""
+    return WindowFacts(
+        window,
+        holds=found.get("holds", False),
+        foreign=found.get("foreign", False),
+        bound_elsewhere=found.get("bound_elsewhere", False),
+        claimed_by_holding=found.get("claimed_by_holding", False),
+        may_claim=found.get("may_claim", False),
+        may_complete=found.get("may_complete", False),
+    )
 
 
 @pytest.mark.parametrize(
-    ("window", "held", "expected"),
+    ("found", "expected"),
     [
-        (replace(WINDOW, completed_at=T), HELD, errors.WindowCompleted),
-        (replace(WINDOW, completed_at=T), GONE, errors.WindowCompleted),
-        (replace(WINDOW, lease="other"), HELD, errors.WindowLeaseMismatch),
-        (WINDOW, GONE, errors.LeaseLost),
-        (WINDOW, FOREIGN, errors.HoldingOfAnotherPrincipal),
-        (None, GONE, errors.LeaseLost),
-        (replace(WINDOW, generation=4), HELD, errors.LeaseLost),
-        (WINDOW, HELD, None),
-        (None, HELD, None),
+        (facts(replace(WINDOW, completed_at=T), holds=True), errors.WindowCompleted),
+        (facts(replace(WINDOW, completed_at=T)), errors.WindowCompleted),
+        (
+            facts(replace(WINDOW, lease="other"), holds=True, bound_elsewhere=True),
+            errors.WindowLeaseMismatch,
+        ),
+        (facts(WINDOW), errors.LeaseLost),
+        (facts(WINDOW, foreign=True), errors.HoldingOfAnotherPrincipal),
+        (facts(None), errors.LeaseLost),
+        (facts(replace(WINDOW, generation=4), holds=True), errors.LeaseLost),
+        (facts(WINDOW, holds=True, may_claim=True), None),
+        (facts(None, holds=True, may_claim=True), None),
     ],
 )
-def test_claim_refusal(window: Window | None, held: LeaseState, expected: type | None) -> None:
-    """Completed first, then the lease binding, then the holding itself."""
-    refusal = claim_refusal(MINE, window, held, "j", "w")
+def test_claim_refusal(found: WindowFacts, expected: type | None) -> None:
+    """Completed first, then the lease binding, then the holding itself; a claim that would
+    pass now is decided again."""
+    refusal = claim_refusal(found, MINE, "j", "w")
     assert refusal is None if expected is None else isinstance(refusal, expected)
 
 
 def test_a_window_not_due_is_refused_after_a_completed_one() -> None:
     """Not due comes after completed (permanent) and before anything about the holding."""
     not_due = NotDue(T, T, 30.0)
-    done = replace(WINDOW, completed_at=T)
-    assert isinstance(claim_refusal(MINE, done, HELD, "j", "w", not_due), errors.WindowCompleted)
-    for window, held in ((WINDOW, HELD), (None, GONE), (replace(WINDOW, lease="x"), FOREIGN)):
-        refusal = claim_refusal(MINE, window, held, "j", "w", not_due)
+    done = facts(replace(WINDOW, completed_at=T), holds=True)
+    assert isinstance(
+        claim_refusal(replace(done, not_due=not_due), MINE, "j", "w"), errors.WindowCompleted
+    )
+    for found in (
+        facts(WINDOW, holds=True),
+        facts(None),
+        facts(replace(WINDOW, lease="x"), foreign=True, bound_elsewhere=True),
+    ):
+        refusal = claim_refusal(replace(found, not_due=not_due), MINE, "j", "w")
         assert isinstance(refusal, errors.WindowNotDue)
 
 
@@ -146,52 +172,57 @@ def test_when_a_registered_jobs_window_is_due(
 
 
 @pytest.mark.parametrize(
-    ("window", "held", "expected"),
+    ("found", "expected"),
     [
-        (replace(WINDOW, completed_at=T), GONE, Window),
-        (replace(WINDOW, completed_at=T, holder="b"), HELD, errors.WindowCompleted),
-        (WINDOW, GONE, errors.LeaseLost),
-        (WINDOW, FOREIGN, errors.HoldingOfAnotherPrincipal),
-        (None, HELD, errors.WindowNotClaimed),
-        (replace(WINDOW, generation=2), HELD, errors.WindowNotClaimed),
-        (WINDOW, HELD, None),
+        (facts(replace(WINDOW, completed_at=T), claimed_by_holding=True), Window),
+        (facts(replace(WINDOW, completed_at=T, holder="b"), holds=True), errors.WindowCompleted),
+        (facts(WINDOW, claimed_by_holding=True), errors.LeaseLost),
+        (facts(WINDOW, foreign=True, claimed_by_holding=True), errors.HoldingOfAnotherPrincipal),
+        (facts(None, holds=True), errors.WindowNotClaimed),
+        (facts(replace(WINDOW, generation=2), holds=True), errors.WindowNotClaimed),
+        (facts(WINDOW, holds=True, claimed_by_holding=True, may_complete=True), None),
     ],
 )
-def test_complete_outcome(window: Window | None, held: LeaseState, expected: type | None) -> None:
+def test_complete_outcome(found: WindowFacts, expected: type | None) -> None:
     """A repeated completion by the same holding succeeds; anything else explains itself."""
-    outcome = complete_outcome(MINE, window, held, "j", "w")
+    outcome = complete_outcome(found, MINE, "j", "w")
     assert outcome is None if expected is None else isinstance(outcome, expected)
 
 
-def HANDED(generation: int) -> LeaseGeneration:
-    return LeaseGeneration(generation, forced=False)
-
-
-def FORCED(generation: int) -> LeaseGeneration:
-    return LeaseGeneration(generation, forced=True)
+def verified(fence: Fence | None, generation: int | None, **found: bool) -> VerifyFacts:
+    """explain_fences' facts, all false but those given; highest as the read computes it."""
+    known = [g for g in (generation, fence.highest if fence else None) if g is not None]
+    highest = max(known, default=None)
+    return VerifyFacts(
+        fence,
+        generation,
+        accepted=found.get("accepted", False),
+        bound_elsewhere=found.get("bound_elsewhere", False),
+        unknown=found.get("unknown", False),
+        stale=found.get("stale", False),
+        highest=highest,
+        forced=found.get("forced", False),
+    )
 
 
 @pytest.mark.parametrize(
-    ("fence", "current", "generation", "expected"),
+    ("found", "expected"),
     [
-        (Fence("r", "other", 1, T), HANDED(5), 5, errors.FenceLeaseMismatch),
-        (None, None, 1, errors.UnknownGeneration),
-        (Fence("r", "l", 1, T), HANDED(3), 4, errors.UnknownGeneration),
-        (Fence("r", "l", 4, T), HANDED(5), 3, errors.StaleGeneration),
-        (Fence("r", "l", 3, T), HANDED(5), 4, errors.StaleGeneration),
-        (None, HANDED(5), 4, errors.StaleGeneration),
-        (None, FORCED(5), 4, errors.StaleGeneration),
-        (Fence("r", "l", 5, T), FORCED(5), 5, errors.UnknownGeneration),
-        (Fence("r", "l", 3, T), HANDED(5), 5, None),
-        (None, HANDED(5), 5, None),
+        (verified(Fence("r", "other", 1, T), 5, bound_elsewhere=True), errors.FenceLeaseMismatch),
+        (verified(None, None, unknown=True), errors.UnknownGeneration),
+        (verified(Fence("r", "l", 1, T), 3, unknown=True), errors.UnknownGeneration),
+        (verified(Fence("r", "l", 4, T), 5, stale=True), errors.StaleGeneration),
+        (verified(None, 5, stale=True, forced=True), errors.StaleGeneration),
+        (verified(Fence("r", "l", 5, T), 5, forced=True), errors.UnknownGeneration),
+        (verified(Fence("r", "l", 3, T), 5, accepted=True), None),
+        (verified(None, 5, accepted=True), None),
     ],
 )
-def test_verify_refusal(
-    fence: Fence | None, current: LeaseGeneration | None, generation: int, expected: type | None
-) -> None:
+def test_verify_refusal(found: VerifyFacts, expected: type | None) -> None:
     """Another lease, a forged generation, one below the lease's current generation (fenced yet
-    or not), the generation a force-release handed to nobody — each has its own refusal."""
-    refusal = verify_refusal("r", "l", generation, fence, current)
+    or not), the generation a force-release handed to nobody — each has its own refusal; a
+    verify that would pass now is decided again."""
+    refusal = verify_refusal("r", "l", 4, found)
     assert refusal is None if expected is None else isinstance(refusal, expected)
 
 

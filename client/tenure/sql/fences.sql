@@ -62,7 +62,9 @@ UPDATE tenure_fences
 -- do — it does not conflict with FOR NO KEY UPDATE (an update that keeps the key), so a takeover
 -- could commit while the write goes on. clock_timestamp(), not now(): now() is frozen at the
 -- transaction's start, and this may run after waiting for the row lock.
+-- Whether the holding is current is decided by tenure_holds_v1 (migration 0014 of the service),
+-- its principal the lease's own: the client names none.
 SELECT 1
-  FROM leases
- WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > clock_timestamp()
+  FROM leases AS l
+ WHERE l.name = $1 AND tenure_holds_v1(l, $2, $3, l.principal, clock_timestamp())
    FOR SHARE;

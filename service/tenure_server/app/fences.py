@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 from tenure_server.app.coalescing import NO_COALESCING, Coalescing, batcher, first_per_name
-from tenure_server.app.decisions import DECISION_ATTEMPTS, still_moving
+from tenure_server.app.decisions import decide
 from tenure_server.app.ports import FenceStore
 from tenure_server.db.fences import Verify
 from tenure_server.domain.errors import (
@@ -29,19 +29,22 @@ class Fences:
 
     async def verify_fence(self, resource: str, lease: str, generation: int) -> Fence:
         verify = Verify(resource, lease, generation)
-        fence = None
-        if self._verifies is not None:
-            fence = await self._verifies.submit(verify)
-        for _ in range(DECISION_ATTEMPTS):
+
+        async def statement(attempt: int) -> Fence | None:
+            fence = None
+            if attempt == 0 and self._verifies is not None:
+                fence = await self._verifies.submit(verify)
             if fence is None:  # refused, or left undecided by the batch: decided alone
                 fence = await self._fence_store.verify_fence(resource, lease, generation)
             if fence is not None:
                 self._sink.record(FenceEvent(resource, lease, generation))
-                return fence
+            return fence
+
+        async def explain() -> TenureError | None:
             [refusal] = await self._fence_refusals([verify])
-            if refusal is not None:
-                raise refusal
-        raise still_moving("verify")
+            return refusal
+
+        return await decide("verify", statement, explain)
 
     async def verify_fences(self, verifies: list[Verify]) -> list[Fence | TenureError]:
         """Many verifies (of distinct resources) in one statement, each decided as
@@ -71,10 +74,10 @@ class Fences:
     async def _fence_refusals(self, verifies: list[Verify]) -> list[TenureError | None]:
         """Why each verify the fences refused was refused, recorded as history; None where the
         state has moved since (the verify may pass now)."""
-        states = await self._fence_store.explain_fences(verifies)
+        explained = await self._fence_store.explain_fences(verifies)
         refusals = [
-            verify_refusal(verify.resource, verify.lease, verify.generation, fence, generation)
-            for verify, (fence, generation) in zip(verifies, states, strict=True)
+            verify_refusal(verify.resource, verify.lease, verify.generation, facts)
+            for verify, facts in zip(verifies, explained, strict=True)
         ]
         events = [
             event

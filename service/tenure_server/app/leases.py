@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from tenure_server.app.coalescing import NO_COALESCING, Coalescing, batcher, first_per_name
-from tenure_server.app.decisions import DECISION_ATTEMPTS, still_moving
+from tenure_server.app.decisions import decide
 from tenure_server.app.lock_waits import LockWaits
 from tenure_server.app.ports import LeaseStore, Releases
 from tenure_server.db.leases import Acquire, Acquired, Release, Renew
@@ -21,6 +21,7 @@ from tenure_server.domain.errors import (
     RequestAbandoned,
     ShuttingDown,
     StorageUnavailable,
+    TenureError,
 )
 from tenure_server.domain.events import EventSink, LeaseEvent
 from tenure_server.domain.leases import (
@@ -145,25 +146,26 @@ class Leases:
         `shared` is False, the decision may be shared with identical concurrent requests (same
         grant): a waiting acquire, which withdraws its holding if its caller goes away, must not
         share one, or it would end the holding of a retry that was told it holds the lease."""
-        for attempt in range(DECISION_ATTEMPTS):
+        wanted = Acquire(name, holder, ttl, principal)
+
+        async def statement(attempt: int) -> Acquired | None:
             acquired = None
-            wanted = Acquire(name, holder, ttl, principal)
             if attempt == 0 and shared and self._acquires is not None:
                 acquired = await self._acquires.submit(wanted)
             if acquired is None and shared:  # refused, or left undecided by the batch
                 acquired = await self._decide_alone(wanted)
             elif acquired is None:
                 acquired = await self._lease_store.acquire_lease(name, holder, ttl, principal)
-            if acquired is not None:
-                lease, event = acquired
-                if event is not None:
-                    self._sink.record(event)
-                return lease, event is not None
-            current, exhausted_at = await self._lease_store.explain_acquire(name)
-            refusal = acquire_refusal(name, holder, principal, current, exhausted_at)
-            if refusal is not None:
-                raise refusal
-        raise still_moving("acquire")
+            return acquired
+
+        async def explain() -> TenureError | None:
+            facts = await self._lease_store.explain_holding(name, holder, None, principal)
+            return acquire_refusal(name, facts)
+
+        lease, event = await decide("acquire", statement, explain)
+        if event is not None:
+            self._sink.record(event)
+        return lease, event is not None
 
     async def _decide_alone(self, acquire: Acquire) -> Acquired | None:
         """acquire_lease for one request, one statement at a time per identical request (same
@@ -236,19 +238,23 @@ class Leases:
     async def renew(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None = None
     ) -> Lease:
-        lease = None
-        if self._renews is not None:
-            lease = await self._renews.submit(Renew(name, holder, generation, ttl, principal))
-        if lease is None:  # refused, or left undecided by the batch: decided as a batch of one
+        async def statement(attempt: int) -> Lease | None:
+            if attempt == 0 and self._renews is not None:
+                lease = await self._renews.submit(Renew(name, holder, generation, ttl, principal))
+                if lease is not None:
+                    return lease
+            # Refused, or left undecided by the batch: decided as a batch of one.
             [outcome] = await self._renew_holdings([(name, generation)], holder, ttl, principal)
             if isinstance(outcome, StorageUnavailable):  # its row stayed locked
                 raise outcome
-            lease = outcome
-        if lease is None:
+            return outcome
+
+        async def explain() -> TenureError:
             self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
-            current = await self._lease_store.get_lease(name)
-            raise renew_refusal(name, holder, generation, principal, current)
-        return lease
+            facts = await self._lease_store.explain_holding(name, holder, generation, principal)
+            return renew_refusal(name, generation, facts)
+
+        return await decide("renew", statement, explain)
 
     async def renew_many(
         self,
@@ -308,37 +314,42 @@ class Leases:
         principal: str | None,
         grant: str,
     ) -> Lease:
-        lease = None
-        if self._releases is not None:
-            lease = await self._releases.submit(Release(name, holder, generation, principal, grant))
-        for _ in range(DECISION_ATTEMPTS):
+        async def statement(attempt: int) -> Lease | None:
+            lease = None
+            if attempt == 0 and self._releases is not None:
+                lease = await self._releases.submit(
+                    Release(name, holder, generation, principal, grant)
+                )
             if lease is None:  # refused, or left undecided by the batch: decided alone
                 lease = await self._lease_store.release_lease(
                     name, holder, generation, principal, grant
                 )
             if lease is not None:
                 self._sink.record(LeaseEvent("released", name, holder, generation))
-                return lease
-            current = await self._lease_store.get_lease(name)
-            outcome = release_outcome(name, holder, generation, principal, current, grant)
-            if isinstance(outcome, Lease):
-                return outcome
-            if outcome is not None:
-                raise outcome
-        raise still_moving("release")
+            return lease
+
+        async def explain() -> Lease | TenureError | None:
+            facts = await self._lease_store.explain_holding(
+                name, holder, generation, principal, grant
+            )
+            return release_outcome(name, generation, facts)
+
+        return await decide("release", statement, explain)
 
     async def force_release(self, name: str, actor: str) -> Lease:
-        for _ in range(DECISION_ATTEMPTS):
+        async def statement(_: int) -> Lease | None:
             forced = await self._lease_store.force_release_lease(name, actor)
-            if forced is not None:
-                lease, event = forced
-                self._sink.record(event)
-                return lease
+            if forced is None:
+                return None
+            lease, event = forced
+            self._sink.record(event)
+            return lease
+
+        async def explain() -> TenureError | None:
             current, exhausted_at = await self._lease_store.explain_acquire(name)
-            refusal = force_release_refusal(name, current, exhausted_at)
-            if refusal is not None:
-                raise refusal
-        raise still_moving("force-release")
+            return force_release_refusal(name, current, exhausted_at)
+
+        return await decide("force-release", statement, explain)
 
     async def get_lease(self, name: str) -> Lease | None:
         return await self._lease_store.get_lease(name)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from tenure_server.app.decisions import DECISION_ATTEMPTS, still_moving
+from tenure_server.app.decisions import decide
 from tenure_server.app.ports import WindowStore
+from tenure_server.domain.errors import TenureError
 from tenure_server.domain.events import EventSink, window_event
 from tenure_server.domain.names import decode_cursor, page
 from tenure_server.domain.windows import (
@@ -25,32 +26,31 @@ class Windows:
     async def claim(self, job: str, key: str, holding: Holding) -> Window:
         registered = await self._window_store.window_schedule(job)
         when = due(registered, key, self._early_tolerance)
-        for _ in range(DECISION_ATTEMPTS):
+
+        async def statement(_: int) -> Window | None:
             window = await self._window_store.claim_window(job, key, holding, when)
             if window is not None:
                 self._sink.record(window_event("claimed", window))
-                return window
-            current, lease, not_due = await self._window_store.explain_window(
-                job, key, holding, when
-            )
-            refusal = claim_refusal(holding, current, lease, job, key, not_due)
-            if refusal is not None:
-                raise refusal
-        raise still_moving("claim")
+            return window
+
+        async def explain() -> TenureError | None:
+            facts = await self._window_store.explain_window(job, key, holding, when)
+            return claim_refusal(facts, holding, job, key)
+
+        return await decide("claim", statement, explain)
 
     async def complete(self, job: str, key: str, holding: Holding) -> Window:
-        for _ in range(DECISION_ATTEMPTS):
+        async def statement(_: int) -> Window | None:
             window = await self._window_store.complete_window(job, key, holding)
             if window is not None:
                 self._sink.record(window_event("completed", window))
-                return window
-            current, lease, _ = await self._window_store.explain_window(job, key, holding)
-            outcome = complete_outcome(holding, current, lease, job, key)
-            if isinstance(outcome, Window):
-                return outcome
-            if outcome is not None:
-                raise outcome
-        raise still_moving("complete")
+            return window
+
+        async def explain() -> Window | TenureError | None:
+            facts = await self._window_store.explain_window(job, key, holding)
+            return complete_outcome(facts, holding, job, key)
+
+        return await decide("complete", statement, explain)
 
     async def get_window(self, job: str, key: str) -> Window | None:
         return await self._window_store.get_window(job, key)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from tenure_server.db.connections import Connections, Record, columns
 from tenure_server.db.sql import load
 from tenure_server.domain.events import FenceEvent
-from tenure_server.domain.fences import Fence, LeaseGeneration
+from tenure_server.domain.fences import Fence, VerifyFacts
 
 QUERIES = load("fences.sql")
 
@@ -38,21 +38,12 @@ class Fences(Connections):
         rows = await self._fetch(QUERIES["verify_fences"], *columns(verifies))
         return {row["resource"]: _fence_of(row) for row in rows}
 
-    async def explain_fences(
-        self, verifies: list[Verify]
-    ) -> list[tuple[Fence | None, LeaseGeneration | None]]:
-        """For each verify, in order: its fence as it is (None: none yet), and its lease's
-        current generation (None: no such lease). A read taken after refusals, to say why."""
-        resources, leases, _ = columns(verifies)
-        rows = await self._fetch(QUERIES["explain_fences"], resources, leases)
+    async def explain_fences(self, verifies: list[Verify]) -> list[VerifyFacts]:
+        """For each verify, in order, the facts it was decided by: why it was refused, or that
+        it would pass now. A read taken after refusals."""
+        rows = await self._fetch(QUERIES["explain_fences"], *columns(verifies))
         found = {row["wanted"]: row for row in rows}
-        return [
-            (
-                _fence(found[r]) if found[r]["resource"] is not None else None,
-                _lease_generation(found[r]),
-            )
-            for r in resources
-        ]
+        return [_verify_facts(found[verify.resource]) for verify in verifies]
 
     async def record_fence_rejections(self, rejections: Sequence[FenceEvent]) -> None:
         """History only: the refused verifies (each event's `rejection` is set)."""
@@ -72,7 +63,14 @@ def _fence(row: Record | None) -> Fence | None:
     return None if row is None else _fence_of(row)
 
 
-def _lease_generation(row: Record) -> LeaseGeneration | None:
-    if row["lease_generation"] is None:
-        return None
-    return LeaseGeneration(row["lease_generation"], row["lease_forced"])
+def _verify_facts(row: Record) -> VerifyFacts:
+    return VerifyFacts(
+        fence=_fence_of(row) if row["resource"] is not None else None,
+        lease_generation=row["lease_generation"],
+        accepted=row["accepted"],
+        bound_elsewhere=row["bound_elsewhere"],
+        unknown=row["unknown"],
+        stale=row["stale"],
+        highest=row["highest"],
+        forced=row["forced"],
+    )

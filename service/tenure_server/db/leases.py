@@ -1,16 +1,17 @@
 """Runs the statements of `sql/leases.sql`: one method per statement, named after it. Whether an
 acquire, renew or release changes a lease, single or batched, is decided by the functions of
-migrations 0008 and 0009 that its statements call."""
+migrations 0008, 0009 and 0014 that its statements call; explain_holding answers the facts those
+functions decided by."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from tenure_server.db.connections import Connections, Record, columns
 from tenure_server.db.sql import load
 from tenure_server.domain.events import LeaseEvent, LeaseEventKind
-from tenure_server.domain.leases import Lease
+from tenure_server.domain.leases import HoldingFacts, Lease
 
 QUERIES = load("leases.sql")
 
@@ -147,6 +148,26 @@ class Leases(Connections):
         exhausted_at: int | None = facts.pop("exhausted_at")
         return (None if facts["name"] is None else Lease(**facts)), exhausted_at
 
+    async def explain_holding(
+        self,
+        name: str,
+        holder: str,
+        generation: int | None,
+        principal: str | None,
+        grant: str | None = None,
+    ) -> HoldingFacts:
+        """The facts an acquire, renew or release of the holding named was decided by: why it
+        changed nothing, or that it would pass now."""
+        row = await self._fetchrow(
+            QUERIES["explain_holding"], name, holder, generation, principal, grant
+        )
+        if row is None:
+            raise RuntimeError("explain_holding returned no row")
+        facts = dict(row)
+        found = {fact: facts.pop(fact) for fact in _HOLDING_FACTS}
+        lease = None if facts["name"] is None else Lease(**facts)
+        return HoldingFacts(lease=lease, **found)
+
     async def get_lease(self, name: str) -> Lease | None:
         return _lease(await self._fetchrow(QUERIES["get_lease"], name))
 
@@ -179,6 +200,9 @@ def _acquired(row: Record) -> Acquired:
     before = None if previous is None else lease.generation - 1
     return lease, LeaseEvent(kind, lease.name, lease.holder, lease.generation, previous, before)
 
+
+# The columns of explain_holding after the lease's: HoldingFacts' fields but the lease.
+_HOLDING_FACTS = tuple(field.name for field in fields(HoldingFacts) if field.name != "lease")
 
 # The statements that answer leases select Lease's fields in its order: rows are read by
 # position, a third of the cost of building keyword arguments (a batch renew reads hundreds).

@@ -10,10 +10,10 @@ from tenure_server.domain.windows import (
     ANY_TIME,
     Due,
     Holding,
-    LeaseState,
     NotDue,
     Schedule,
     Window,
+    WindowFacts,
 )
 
 QUERIES = load("windows.sql")
@@ -40,18 +40,26 @@ class Windows(Connections):
 
     async def explain_window(
         self, job: str, window: str, holding: Holding, due: Due = ANY_TIME
-    ) -> tuple[Window | None, LeaseState, NotDue | None]:
-        """The window as it is, what became of the holding named, and whether the window was
-        not due yet."""
+    ) -> WindowFacts:
+        """The window as it is, and the facts a claim or completion by the holding named was
+        decided by: why it wrote nothing, or that it would pass now."""
         row = await self._fetchrow(
             QUERIES["explain_window"], job, window, *_holding(holding), *_due(due)
         )
         assert row is not None  # the query always yields one row (LEFT JOIN on a constant)
-        state = LeaseState(held=bool(row["lease_held"]), foreign=bool(row["lease_foreign"]))
         not_due = None
         if not row["due"] and due.occurrence is not None:
             not_due = NotDue(due.occurrence, row["now"], due.tolerance)
-        return (_window(row) if row["job"] is not None else None), state, not_due
+        return WindowFacts(
+            window=_window(row) if row["job"] is not None else None,
+            holds=row["lease_held"],
+            foreign=row["lease_foreign"],
+            bound_elsewhere=row["bound_elsewhere"],
+            claimed_by_holding=row["claimed_by_holding"],
+            may_claim=row["may_claim"],
+            may_complete=row["may_complete"],
+            not_due=not_due,
+        )
 
     async def get_window(self, job: str, window: str) -> Window | None:
         return _window(await self._fetchrow(QUERIES["get_window"], job, window))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
@@ -33,23 +34,36 @@ class Lease(NamedTuple):
     expires_in_seconds: float
 
 
-def acquire_refusal(
-    name: str, holder: str, principal: str | None, current: Lease | None, exhausted_at: int | None
-) -> LeaseHeld | GenerationExhausted | None:
-    """Why an acquire that changed nothing was refused; None when the state moved meanwhile.
+@dataclass(frozen=True, slots=True)
+class HoldingFacts:
+    """What the explaining read (explain_holding) found about the lease and the holding a
+    refused acquire, renew or release named, each fact decided in SQL by the migration function
+    the deciding statement called, so that nothing here restates a rule."""
 
-    The acquire statement decides atomically; this only explains its answer from a later read
-    (explain_acquire), so a lease that expired or was released in between means "try the
-    statement again". The same holder string under another principal is another holder. A free
-    lease is refused only when no generation is left to begin a holding with (`exhausted_at`, the
-    generation that none may follow, of the lease or of the floor for a name without a row).
+    lease: Lease | None  # None: no such lease
+    exhausted_at: int | None  # the generation none may follow (of the lease, or of the floor)
+    may_acquire: bool  # tenure_may_acquire_v2: an acquire would pass now
+    holds: bool  # tenure_holds_v1: the holding named is the current one
+    named: bool  # tenure_holding_named_v1: the holding named is the lease's latest
+    foreign: bool  # named, but bound to another principal (tenure_bound_to_v1)
+    may_release: bool  # tenure_may_release_v1: the release would pass now
+
+
+def acquire_refusal(name: str, facts: HoldingFacts) -> LeaseHeld | GenerationExhausted | None:
+    """Why an acquire that changed nothing was refused; None when it would pass now (the state
+    moved meanwhile: decide again).
+
+    The acquire statement decides atomically; this only explains its answer from a later read.
+    A held lease names its holder; a free one is refused only when no generation is left to
+    begin a holding with (`exhausted_at`).
     """
+    current = facts.lease
+    if facts.may_acquire:
+        return None
     if current is not None and current.held:
-        if current.holder == holder and current.principal == principal:
-            return None
         return LeaseHeld(name, current.holder, current.expires_at, current.expires_in_seconds)
-    if exhausted_at is not None:
-        return GenerationExhausted(name, exhausted_at, first=current is None)
+    if facts.exhausted_at is not None:
+        return GenerationExhausted(name, facts.exhausted_at, first=current is None)
     return None
 
 
@@ -66,47 +80,35 @@ def force_release_refusal(
 
 
 def renew_refusal(
-    name: str, holder: str, generation: int, principal: str | None, current: Lease | None
+    name: str, generation: int, facts: HoldingFacts
 ) -> LeaseLost | HoldingOfAnotherPrincipal:
-    """A renewal that changed nothing: the holding is gone, or it belongs to another principal."""
-    if _foreign(holder, generation, principal, current):
+    """A renewal that changed nothing: the holding is gone, or it belongs to another principal.
+    Never decided again: the refusal is already recorded (renew_refused)."""
+    if facts.foreign:
         return HoldingOfAnotherPrincipal(name)
     return LeaseLost(name, generation)
 
 
 def release_outcome(
-    name: str,
-    holder: str,
-    generation: int,
-    principal: str | None,
-    current: Lease | None,
-    grant: str,
+    name: str, generation: int, facts: HoldingFacts
 ) -> Lease | LeaseLost | LeaseNotFound | HoldingOfAnotherPrincipal | None:
     """The answer to a release that updated no row.
 
     Releasing again what this holding already released is answered with the lease as it is, so a
     client retrying after a lost response sees success. A release naming a grant older than the
     holding's latest (the holder was granted it again after sending the release) ends nothing:
-    lease-lost, as for any holding the release does not name. None: the state moved, try again.
+    lease-lost, as for any holding the release does not name. None: the release would pass now
+    (the state moved), decide again.
     """
+    current = facts.lease
     if current is None:
         return LeaseNotFound(name)
-    if current.holder != holder or current.generation != generation:
+    if not facts.named:
         return LeaseLost(name, generation)
-    if _foreign(holder, generation, principal, current):
+    if facts.foreign:
         return HoldingOfAnotherPrincipal(name)
     if current.released_at is not None:
         return current
-    if current.grant_id != grant:
-        return LeaseLost(name, generation)
-    return None
-
-
-def _foreign(holder: str, generation: int, principal: str | None, current: Lease | None) -> bool:
-    """The holding named exists but was acquired by another principal."""
-    return (
-        current is not None
-        and current.holder == holder
-        and current.generation == generation
-        and current.principal != principal
-    )
+    if facts.may_release:
+        return None
+    return LeaseLost(name, generation)

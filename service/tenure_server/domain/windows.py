@@ -59,15 +59,6 @@ class Holding:
 
 
 @dataclass(frozen=True, slots=True)
-class LeaseState:
-    """What the explaining read found about the holding named: held by it, or bound to another
-    principal."""
-
-    held: bool
-    foreign: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Schedule:
     """The schedule of the job registered under a window's job name."""
 
@@ -118,54 +109,63 @@ class NotDue:
     tolerance: float
 
 
-def claim_refusal(
-    holding: Holding,
-    window: Window | None,
-    lease: LeaseState,
-    job: str,
-    key: str,
-    not_due: NotDue | None = None,
-) -> TenureError | None:
-    """Why a claim wrote nothing; None when the state moved meanwhile (try again).
+@dataclass(frozen=True, slots=True)
+class WindowFacts:
+    """What the explaining read (explain_window) found after a claim or completion wrote
+    nothing, each fact decided in SQL by the migration function the deciding statement called,
+    so that nothing here restates a rule."""
+
+    window: Window | None  # None: no such window
+    holds: bool  # tenure_holds_v1: the holding named is its lease's current one
+    foreign: bool  # the holding named exists, bound to another principal
+    bound_elsewhere: bool  # the window is another lease's
+    claimed_by_holding: bool  # tenure_claimed_by_v1: the holding named claimed the window
+    may_claim: bool  # the whole claim decision: it would pass now
+    may_complete: bool  # the whole completion decision: it would pass now
+    not_due: NotDue | None = None  # the window's occurrence is still ahead
+
+
+def claim_refusal(facts: WindowFacts, holding: Holding, job: str, key: str) -> TenureError | None:
+    """Why a claim wrote nothing; None when it would pass now (the state moved meanwhile: decide
+    again).
 
     A completed window is reported first: it is permanent, and it tells a late run to skip.
     A window not due yet comes next: no holding could claim it now.
     """
+    window = facts.window
+    if facts.may_claim:
+        return None
     if window is not None and window.completed_at is not None:
         return WindowCompleted(job, key, window.completed_at)
-    if not_due is not None:
-        return WindowNotDue(job, key, not_due.occurrence, not_due.now, not_due.tolerance)
-    if window is not None and window.lease != holding.lease:
+    if facts.not_due is not None:
+        return WindowNotDue(
+            job, key, facts.not_due.occurrence, facts.not_due.now, facts.not_due.tolerance
+        )
+    if window is not None and facts.bound_elsewhere:
         return WindowLeaseMismatch(job, key, window.lease)
-    if lease.foreign:
+    if facts.foreign:
         return HoldingOfAnotherPrincipal(holding.lease)
-    if not lease.held or (window is not None and window.generation > holding.generation):
-        return LeaseLost(holding.lease, holding.generation)
-    return None
+    return LeaseLost(holding.lease, holding.generation)
 
 
 def complete_outcome(
-    holding: Holding, window: Window | None, lease: LeaseState, job: str, key: str
+    facts: WindowFacts, holding: Holding, job: str, key: str
 ) -> Window | TenureError | None:
-    """The answer to a completion that wrote nothing; None when the state moved meanwhile.
+    """The answer to a completion that wrote nothing; None when it would pass now (the state
+    moved meanwhile: decide again).
 
     Completing again what this holding completed returns the window with its original
     `completed_at`, so a client retrying after a lost response sees success.
     """
-    mine = (
-        window is not None
-        and window.lease == holding.lease
-        and window.holder == holding.holder
-        and window.generation == holding.generation
-    )
-    if lease.foreign:
+    window = facts.window
+    if facts.may_complete:
+        return None
+    if facts.foreign:
         return HoldingOfAnotherPrincipal(holding.lease)
-    if window is not None and mine and window.completed_at is not None:
+    if window is not None and facts.claimed_by_holding and window.completed_at is not None:
         return window
-    if not lease.held:
+    if not facts.holds:
         return LeaseLost(holding.lease, holding.generation)
-    if window is None or not mine:
-        if window is not None and window.completed_at is not None:
-            return WindowCompleted(job, key, window.completed_at)
-        return WindowNotClaimed(job, key)
-    return None
+    if window is not None and window.completed_at is not None:
+        return WindowCompleted(job, key, window.completed_at)
+    return WindowNotClaimed(job, key)

@@ -10,24 +10,15 @@
 -- starts again, rises above every generation still known and by $1 more: its lost generations
 -- were at most the old floor plus the acquires since the restore point. The floor's trigger
 -- refuses a floor past the largest generation (migration 0009), and with it the whole bump.
--- Fences are locked in resource order, as verify_fences locks them, so a verify batch running
+-- Fences are raised by tenure_fences_raised_v1 (migration 0014), as force_release_lease raises
+-- them, locked in resource order, as verify_fences locks them, so a verify batch running
 -- meanwhile cannot deadlock with the bump. One statement: all of it or none.
 WITH bumped AS (
     UPDATE leases
        SET generation = generation + $1, expires_at = least(expires_at, now()), forced = true
     RETURNING name, generation
-), locked AS MATERIALIZED (
-    SELECT f.resource, b.generation
-      FROM fences AS f
-      JOIN bumped AS b ON f.lease = b.name
-     ORDER BY f.resource
-       FOR NO KEY UPDATE OF f
 ), fenced AS (
-    UPDATE fences AS f
-       SET highest_generation = locked.generation, updated_at = now()
-      FROM locked
-     WHERE f.resource = locked.resource AND f.highest_generation < locked.generation
-    RETURNING f.resource
+    SELECT tenure_fences_raised_v1(array_agg(name), array_agg(generation)) AS raised FROM bumped
 ), floor AS (
     UPDATE tenure_generation_floor
        SET generation = greatest(generation,
@@ -35,7 +26,7 @@ WITH bumped AS (
                                  (SELECT max(highest_generation) FROM fences)) + $1
     RETURNING generation
 )
-SELECT (SELECT count(*) FROM bumped) AS leases, (SELECT count(*) FROM fenced) AS fences,
+SELECT (SELECT count(*) FROM bumped) AS leases, (SELECT raised FROM fenced) AS fences,
        (SELECT generation FROM floor) AS floor;
 
 -- name: highest_generation

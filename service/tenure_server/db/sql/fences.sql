@@ -42,12 +42,26 @@ ON CONFLICT (resource) DO UPDATE SET
 RETURNING resource, lease, highest_generation, updated_at;
 
 -- name: explain_fences
--- $1 resources, $2 leases (parallel arrays). A read taken after verifies were refused, to say
--- why: one row per element, the fence (NULLs when none), the lease's current generation and
--- whether a force-release moved it there.
+-- $1 resources, $2 leases, $3 generations (parallel arrays). A read taken after verifies were
+-- refused, to say why: one row per element, the fence (NULLs when none), and the facts the
+-- deciding statements decided by, by the same migration functions: accepted, the whole decision
+-- (tenure_may_verify_v1 and tenure_fence_accepts_v1; when it holds the state moved in between,
+-- decide again); bound_elsewhere (the fence is another lease's); unknown (no such lease, or a
+-- generation above its current one: never handed out); stale (below the lease's current
+-- generation or the fence's highest, `highest`); forced (the lease's current generation is one
+-- an operator moved it to, handed to nobody); lease_generation, the lease's current one.
 SELECT w.resource AS wanted, f.resource, f.lease, f.highest_generation, f.updated_at,
-       l.generation AS lease_generation, l.forced AS lease_forced
-  FROM unnest($1::text[], $2::text[]) AS w(resource, lease)
+       l.generation AS lease_generation,
+       coalesce(tenure_may_verify_v1(l, w.generation), false)
+           AND (f.resource IS NULL
+                OR coalesce(tenure_fence_accepts_v1(f, w.lease, w.generation), false))
+           AS accepted,
+       coalesce(f.lease <> w.lease, false) AS bound_elsewhere,
+       l.name IS NULL OR w.generation > l.generation AS unknown,
+       greatest(l.generation, f.highest_generation) AS highest,
+       coalesce(w.generation < greatest(l.generation, f.highest_generation), false) AS stale,
+       coalesce(l.forced, false) AS forced
+  FROM unnest($1::text[], $2::text[], $3::bigint[]) AS w(resource, lease, generation)
   LEFT JOIN fences AS f ON f.resource = w.resource
   LEFT JOIN leases AS l ON l.name = w.lease;
 

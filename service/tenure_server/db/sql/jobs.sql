@@ -108,8 +108,8 @@ SELECT job FROM walk WHERE unregistered ORDER BY job;
 -- $1 jobs (text[]), $2 and $3 (job, window key) pairs as two text[] of one length.
 -- A read, one snapshot: for each job its latest completed and latest started window (index
 -- scans, LIMIT 1), and the windows named by the pairs; each with whether the holding that claimed
--- it still holds its lease by the database clock (lease_held), and
--- whether it is interrupted (migration 0010). lease_held is a scalar subquery, not EXISTS: for
+-- it still holds its lease by the database clock (lease_held, by tenure_holds_v1), and
+-- whether it is interrupted (tenure_window_interrupted_v2, migration 0014). lease_held is a scalar subquery, not EXISTS: for
 -- many windows PostgreSQL turned the EXISTS into a hashed subplan that read every lease name ever
 -- used (230 ms of 1M names for the overview's 1,000 jobs); a scalar subquery is one primary-key
 -- lookup per window, whatever the table holds.
@@ -133,10 +133,10 @@ WITH picked AS (
 SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts, p.started_at,
        p.completed_at,
        coalesce((SELECT true FROM leases AS l
-                  WHERE l.name = p.lease AND l.holder = p.holder
-                    AND l.generation = p.generation AND l.expires_at > now()
+                  WHERE l.name = p.lease
+                    AND tenure_holds_v1(l, p.holder, p.generation, l.principal, now())
                   LIMIT 1), false) AS lease_held,
-       tenure_window_interrupted_v1(p.lease, p.holder, p.generation, p.completed_at, now())
+       tenure_window_interrupted_v2(p.lease, p.holder, p.generation, p.completed_at, now())
            AS interrupted
   FROM picked AS p;
 

@@ -4,9 +4,9 @@
 -- Lease in their order: the repository reads those rows by position.
 --
 -- Whether an acquire, renew or release may change a lease, and what the lease becomes, is decided
--- by the functions of migrations 0008 and 0009 (tenure_may_acquire_v2, tenure_acquired_v2, …),
--- which the
--- single statement and the batch statements of each call alike: they differ only in how they meet
+-- by the functions of migrations 0008, 0009 and 0014 (tenure_may_acquire_v2, tenure_acquired_v3,
+-- tenure_holds_v1, tenure_renewed_v2, …), which the single statement and the batch statements of
+-- each call alike: they differ only in how they meet
 -- another transaction's lock on the row (a single one waits for it and decides by the clock after
 -- the wait; a batch skips it and decides by now()) and in what they answer. A batch holds
 -- requests that arrived together (app/coalescing.py), decided in one statement and one commit; a
@@ -39,7 +39,7 @@ WITH acquired AS (
     ON CONFLICT (name) DO UPDATE SET
         (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
          previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-        (SELECT (tenure_acquired_v2(l, EXCLUDED.holder, EXCLUDED.ttl_seconds, EXCLUDED.principal,
+        (SELECT (tenure_acquired_v3(l, EXCLUDED.holder, EXCLUDED.ttl_seconds, EXCLUDED.principal,
                                     decided.at)).*
            FROM (SELECT clock_timestamp() AS at) AS decided)
      WHERE tenure_may_acquire_v2(l, EXCLUDED.holder, EXCLUDED.principal, clock_timestamp())
@@ -84,7 +84,7 @@ WITH wanted AS (
     UPDATE leases AS l
        SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
            previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-           ROW((tenure_acquired_v2(l, w.holder, w.ttl_seconds, w.principal, now())).*)
+           ROW((tenure_acquired_v3(l, w.holder, w.ttl_seconds, w.principal, now())).*)
       FROM wanted AS w
      WHERE l.name = w.name AND l.name IN (SELECT name FROM locked)
        AND tenure_may_acquire_v2(l, w.holder, w.principal, now())
@@ -127,7 +127,7 @@ SELECT acquired.*, (tenure_answer_v1(answered.remaining)).*
 -- read after it (decided), not by now(), the statement's start: a renew that waited on the lock
 -- (a fenced transaction holds the row FOR SHARE) must not extend a holding that lapsed while it
 -- waited, which its holder already counts as lost and which would block everyone for a TTL. The
--- UPDATE's WHERE is re-checked on the latest row (tenure_may_renew_v1). A refusal of an existing
+-- UPDATE's WHERE is re-checked on the latest row (tenure_holds_v1). A refusal of an existing
 -- lease is recorded by the same statement; successful renewals record no event. It is sent only
 -- for a row renew_leases found locked, and by a few requests at once (app/lock_waits.py): each
 -- waits on a pooled connection.
@@ -138,9 +138,9 @@ WITH locked AS MATERIALIZED (
 ), renewed AS (
     UPDATE leases AS l
        SET (ttl_seconds, renewed_at, expires_at, granted_xact) =
-           ROW((tenure_renewed_v1(l, $4, d.at)).*)
+           ROW((tenure_renewed_v2(l, $4, d.at)).*)
       FROM decided AS d
-     WHERE l.name = $1 AND tenure_may_renew_v1(l, $2, $3, $5, d.at)
+     WHERE l.name = $1 AND tenure_holds_v1(l, $2, $3, $5, d.at)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id
 ), refused AS (
@@ -170,13 +170,13 @@ WITH wanted AS (
     SELECT l.name
       FROM leases AS l
       JOIN wanted AS w ON l.name = w.name
-     WHERE tenure_may_renew_v1(l, w.holder, w.generation, w.principal, now())
+     WHERE tenure_holds_v1(l, w.holder, w.generation, w.principal, now())
      ORDER BY l.name
        FOR NO KEY UPDATE OF l SKIP LOCKED
 ), renewed AS (
     UPDATE leases AS l
        SET (ttl_seconds, renewed_at, expires_at, granted_xact) =
-           ROW((tenure_renewed_v1(l, w.ttl_seconds, now())).*)
+           ROW((tenure_renewed_v2(l, w.ttl_seconds, now())).*)
       FROM wanted AS w
      WHERE l.name = w.name AND l.name IN (SELECT name FROM locked)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
@@ -202,13 +202,13 @@ WITH wanted AS (
     SELECT l.name
       FROM leases AS l
       JOIN wanted AS w ON l.name = w.name
-     WHERE tenure_may_renew_v1(l, $3, w.generation, $5, now())
+     WHERE tenure_holds_v1(l, $3, w.generation, $5, now())
      ORDER BY l.name
        FOR NO KEY UPDATE OF l SKIP LOCKED
 ), renewed AS (
     UPDATE leases AS l
        SET (ttl_seconds, renewed_at, expires_at, granted_xact) =
-           ROW((tenure_renewed_v1(l, $4, now())).*)
+           ROW((tenure_renewed_v2(l, $4, now())).*)
      WHERE l.name IN (SELECT name FROM locked)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
               l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id
@@ -218,7 +218,7 @@ WITH wanted AS (
            w.generation AS wanted_generation
       FROM leases AS l
       JOIN wanted AS w ON l.name = w.name
-     WHERE NOT tenure_may_renew_v1(l, $3, w.generation, $5, now())
+     WHERE NOT tenure_holds_v1(l, $3, w.generation, $5, now())
 ), refusal AS (
     INSERT INTO lease_events (lease, kind, holder, generation)
     SELECT name, 'renew_refused', $3, wanted_generation FROM refused
@@ -309,10 +309,10 @@ UPDATE leases SET awaited_until = greatest(awaited_until, now() + make_interval(
 -- Ends whatever holding there is and moves the generation one past it, in one statement; that
 -- generation is handed to nobody (forced: no fence accepts it), and the next acquire takes the one
 -- after. Every fence refuses the old holder's token from now on: verifies accept only a lease's
--- current generation, and the fences of this lease are raised to the new one too. They are locked
--- in resource order first, as verify_fences locks them, so a concurrent batch cannot deadlock
--- with this statement. The row stays expired and released. A lease at the largest generation
--- has none left to move to: no row, explained by explain_acquire.
+-- current generation, and the fences of this lease are raised to the new one too
+-- (tenure_fences_raised_v1, which locks them in resource order, as verify_fences does, so a
+-- concurrent batch cannot deadlock with this statement). The row stays expired and released. A
+-- lease at the largest generation has none left to move to: no row, explained by explain_acquire.
 WITH forced AS (
     UPDATE leases
        SET generation = generation + 1, previous_holder = holder, holder = '(force-released)',
@@ -322,18 +322,9 @@ WITH forced AS (
      WHERE name = $1 AND tenure_has_next_generation_v1(generation)
     RETURNING name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
               released_at, principal, previous_holder, granted_xact::text AS grant_id
-), locked AS MATERIALIZED (
-    -- Reads forced, so it runs after the lease row is locked: always lease, then fences.
-    SELECT f.resource, forced.generation
-      FROM fences AS f
-      JOIN forced ON f.lease = forced.name
-     ORDER BY f.resource
-       FOR NO KEY UPDATE OF f
 ), fenced AS (
-    UPDATE fences AS f
-       SET highest_generation = locked.generation, updated_at = now()
-      FROM locked
-     WHERE f.resource = locked.resource AND f.highest_generation < locked.generation
+    -- Reads forced, so it runs after the lease row is locked: always lease, then fences.
+    SELECT tenure_fences_raised_v1(array_agg(name), array_agg(generation)) AS raised FROM forced
 ), event AS (
     INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
                               previous_generation, actor)
@@ -343,6 +334,7 @@ WITH forced AS (
 SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
        principal, grant_id, (tenure_answer_v1(expires_at - now())).*, previous_holder
   FROM forced
+ CROSS JOIN fenced
  CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', forced.name)) AS wake;
 
 -- name: explain_acquire
@@ -355,6 +347,32 @@ SELECT l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_a
        (tenure_answer_v1(l.expires_at - now())).*,
        CASE WHEN NOT tenure_has_next_generation_v1(last.generation) THEN last.generation END
            AS exhausted_at
+  FROM tenure_generation_floor AS floor
+  LEFT JOIN leases AS l ON l.name = $1
+ CROSS JOIN LATERAL (SELECT coalesce(l.generation, floor.generation) AS generation) AS last;
+
+-- name: explain_holding
+-- $1 name, $2 holder, $3 generation (NULL for an acquire), $4 principal, $5 grant (NULL but for a
+-- release). Why an acquire, renew or release of the holding named changed nothing: a plain read,
+-- it decides nothing. The lease as get_lease reads it (NULLs without a row), and the facts the
+-- deciding statements decided by, each from the same migration function, by now():
+-- exhausted_at as for explain_acquire; may_acquire (tenure_may_acquire_v2, or for a name without
+-- a row whether the floor leaves a generation); holds (tenure_holds_v1); named, the holding
+-- named is the lease's latest, current or not (tenure_holding_named_v1); foreign, named but
+-- bound to another principal (tenure_bound_to_v1); may_release (tenure_may_release_v1). A fact
+-- that holds says the decision would now pass: the state moved in between, decide again.
+SELECT l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at, l.expires_at,
+       l.released_at, l.principal, l.granted_xact::text AS grant_id,
+       (tenure_answer_v1(l.expires_at - now())).*,
+       CASE WHEN NOT tenure_has_next_generation_v1(last.generation) THEN last.generation END
+           AS exhausted_at,
+       CASE WHEN l.name IS NULL THEN tenure_has_next_generation_v1(floor.generation)
+            ELSE coalesce(tenure_may_acquire_v2(l, $2, $4, now()), false) END AS may_acquire,
+       coalesce(tenure_holds_v1(l, $2, $3, $4, now()), false) AS holds,
+       coalesce(tenure_holding_named_v1(l, $2, $3), false) AS named,
+       coalesce(tenure_holding_named_v1(l, $2, $3) AND NOT tenure_bound_to_v1(l, $4), false)
+           AS foreign,
+       coalesce(tenure_may_release_v1(l, $2, $3, $4, $5), false) AS may_release
   FROM tenure_generation_floor AS floor
   LEFT JOIN leases AS l ON l.name = $1
  CROSS JOIN LATERAL (SELECT coalesce(l.generation, floor.generation) AS generation) AS last;

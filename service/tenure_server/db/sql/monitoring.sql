@@ -2,7 +2,8 @@
 -- statement runs alone, as an autocommit transaction at READ COMMITTED.
 --
 -- Writes of the monitor loop are fenced like claim_window: the `holding` CTE share-locks the
--- monitor's lease row, by name, holder and generation, unexpired by clock_timestamp(), until the
+-- monitor's lease row while tenure_holds_v1 finds the monitor's holding current by
+-- clock_timestamp() (its principal is the lease's own: the monitor names none), until the
 -- statement commits. Taking the lease over needs a conflicting lock, so a monitor that lost its
 -- lease (paused, partitioned) writes nothing, and the new holder cannot have started in between.
 
@@ -13,8 +14,8 @@
 -- monitors evaluate it: ON CONFLICT DO NOTHING; only the statement that inserted it writes its
 -- deliveries (the outbox) and its job event, in the same transaction.
 WITH holding AS (
-    SELECT 1 FROM leases
-     WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > clock_timestamp()
+    SELECT 1 FROM leases AS l
+     WHERE l.name = $1 AND tenure_holds_v1(l, $2, $3, l.principal, clock_timestamp())
        FOR SHARE
 ), opened AS (
     INSERT INTO alerts (kind, subject, window_key, lease, holder, generation, summary, opened_at,
@@ -39,8 +40,8 @@ SELECT (SELECT count(*) FROM holding) > 0 AS held, (SELECT count(*) FROM opened)
 -- first resolution matches (resolved_at IS NULL, re-checked on the latest row after a lock wait),
 -- so the "resolved" deliveries are written once.
 WITH holding AS (
-    SELECT 1 FROM leases
-     WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > clock_timestamp()
+    SELECT 1 FROM leases AS l
+     WHERE l.name = $1 AND tenure_holds_v1(l, $2, $3, l.principal, clock_timestamp())
        FOR SHARE
 ), resolved AS (
     UPDATE alerts SET resolved_at = now(), resolved_by = $3
@@ -107,8 +108,8 @@ SELECT kind, subject, window_key, lease, holder, generation, summary, opened_at
 -- again while it is being sent. attempts counts claims, so a late record_attempt of an older
 -- claim is ignored.
 WITH holding AS (
-    SELECT 1 FROM leases
-     WHERE name = $1 AND holder = $2 AND generation = $3 AND expires_at > clock_timestamp()
+    SELECT 1 FROM leases AS l
+     WHERE l.name = $1 AND tenure_holds_v1(l, $2, $3, l.principal, clock_timestamp())
        FOR SHARE
 ), due AS (
     SELECT id FROM webhook_deliveries

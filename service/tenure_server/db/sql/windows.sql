@@ -1,5 +1,10 @@
 -- The statements of job windows (tenure_server/db/windows.py). Each runs alone, as an autocommit
 -- transaction at READ COMMITTED (the pool pins that level).
+--
+-- Whether the holding named is current, whether a window is due, and whether it may be claimed
+-- again or completed by that holding are decided by the functions of migration 0014
+-- (tenure_holds_v1, tenure_window_due_v1, tenure_may_reclaim_window_v1, tenure_claimed_by_v1),
+-- which the deciding statements and explain_window call alike.
 
 -- name: window_schedule
 -- $1 job. A plain read: the schedule of the job registered under that name, if any, by which
@@ -22,10 +27,9 @@ SELECT schedule, timezone, key_format
 -- The job event is written by the same statement, only when the claim went through.
 WITH holding AS (
     SELECT 1
-      FROM leases
-     WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
-       AND principal IS NOT DISTINCT FROM $6
-       AND ($7::timestamptz IS NULL OR $7 <= now() + make_interval(secs => $8))
+      FROM leases AS l
+     WHERE l.name = $3 AND tenure_holds_v1(l, $4, $5, $6, clock_timestamp())
+       AND tenure_window_due_v1($7, $8, now())
        FOR SHARE
 ), claimed AS (
 INSERT INTO job_windows AS w (job, window_key, lease, holder, generation, attempts, started_at)
@@ -35,8 +39,7 @@ ON CONFLICT (job, window_key) DO UPDATE SET
     generation = EXCLUDED.generation,
     attempts   = w.attempts + 1,
     started_at = now()
- WHERE w.completed_at IS NULL AND w.lease = EXCLUDED.lease
-   AND w.generation <= EXCLUDED.generation
+ WHERE tenure_may_reclaim_window_v1(w, EXCLUDED.lease, EXCLUDED.generation)
 RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at
 ), event AS (
     INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt)
@@ -54,15 +57,14 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
 -- Only that first completion writes the job event.
 WITH holding AS (
     SELECT 1
-      FROM leases
-     WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > clock_timestamp()
-       AND principal IS NOT DISTINCT FROM $6
+      FROM leases AS l
+     WHERE l.name = $3 AND tenure_holds_v1(l, $4, $5, $6, clock_timestamp())
        FOR SHARE
 ), completed AS (
-UPDATE job_windows
+UPDATE job_windows AS w
    SET completed_at = now()
- WHERE job = $1 AND window_key = $2 AND lease = $3 AND holder = $4 AND generation = $5
-   AND completed_at IS NULL AND EXISTS (SELECT 1 FROM holding)
+ WHERE w.job = $1 AND w.window_key = $2 AND tenure_claimed_by_v1(w, $3, $4, $5)
+   AND w.completed_at IS NULL AND EXISTS (SELECT 1 FROM holding)
 RETURNING job, window_key, lease, holder, generation, attempts, started_at, completed_at
 ), event AS (
     INSERT INTO job_events (job, kind, window_key, lease, holder, generation, attempt, detail)
@@ -77,25 +79,34 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
 -- name: explain_window
 -- $1 job, $2 window, $3 lease, $4 holder, $5 generation, $6 principal, $7 and $8 as for
 -- claim_window (NULL and 0 after a completion).
--- A read taken after a claim or completion wrote nothing, to say why. It decides nothing.
--- lease_principal is the principal bound to the holding named, if that holding exists; due is
--- claim_window's test of the occurrence, and now the clock it was made by; interrupted as for
--- get_window.
+-- A read taken after a claim or completion wrote nothing, to say why. It decides nothing: it
+-- answers the window as it is and the facts the deciding statements decided by, each from the
+-- same migration function, by now(): lease_held (tenure_holds_v1), lease_foreign (the holding
+-- named exists but is bound to another principal: tenure_holding_named_v1, tenure_bound_to_v1),
+-- due (tenure_window_due_v1, and now the clock it was judged by), bound_elsewhere (the window is
+-- another lease's), claimed_by_holding (tenure_claimed_by_v1), and may_claim and may_complete,
+-- the whole decisions: when one holds, the state moved in between, decide again. interrupted as
+-- for get_window.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at, now() AS now,
-       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
            AS interrupted,
-       ($7::timestamptz IS NULL OR $7 <= now() + make_interval(secs => $8)) AS due,
-       EXISTS (SELECT 1 FROM leases
-                WHERE name = $3 AND holder = $4 AND generation = $5 AND expires_at > now()
-                  AND principal IS NOT DISTINCT FROM $6)
-           AS lease_held,
-       EXISTS (SELECT 1 FROM leases
-                WHERE name = $3 AND holder = $4 AND generation = $5
-                  AND principal IS DISTINCT FROM $6)
-           AS lease_foreign
+       tenure_window_due_v1($7, $8, now()) AS due,
+       coalesce(held.holds, false) AS lease_held,
+       coalesce(held.foreign, false) AS lease_foreign,
+       coalesce(w.lease <> $3, false) AS bound_elsewhere,
+       coalesce(tenure_claimed_by_v1(w, $3, $4, $5), false) AS claimed_by_holding,
+       coalesce(held.holds, false) AND tenure_window_due_v1($7, $8, now())
+           AND (w.job IS NULL OR tenure_may_reclaim_window_v1(w, $3, $5)) AS may_claim,
+       coalesce(held.holds AND tenure_claimed_by_v1(w, $3, $4, $5) AND w.completed_at IS NULL,
+                false) AS may_complete
   FROM (SELECT 1) AS one
-  LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2;
+  LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2
+  LEFT JOIN LATERAL (
+      SELECT tenure_holds_v1(l, $4, $5, $6, now()) AS holds,
+             tenure_holding_named_v1(l, $4, $5) AND NOT tenure_bound_to_v1(l, $6) AS foreign
+        FROM leases AS l
+       WHERE l.name = $3) AS held ON true;
 
 -- name: get_window
 -- $1 job, $2 window. A plain read. interrupted: the run that claimed the window died without
@@ -103,7 +114,7 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
 -- holding (claim_window) makes the window running again.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at,
-       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
            AS interrupted
   FROM job_windows AS w
  WHERE w.job = $1 AND w.window_key = $2;
@@ -116,7 +127,7 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
 -- (tests/integration/test_plans.py).
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at,
-       tenure_window_interrupted_v1(w.lease, w.holder, w.generation, w.completed_at, now())
+       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
            AS interrupted
   FROM job_windows AS w
  WHERE w.job = $1 AND w.window_key < coalesce($2, '~')
