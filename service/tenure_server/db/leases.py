@@ -177,7 +177,7 @@ def read_acquired(row: Record) -> Acquired:
 # Lease rows are read by column name, in any order and beside other columns. Every row of one
 # answer has the same columns: where Lease's fields lie among them is found once per column list
 # and kept, and each row is then read by one C-level itemgetter, as fast as reading by position
-# (a batch renew reads hundreds; bench/README.md).
+# (a batch renew reads hundreds; bench/README.md, step 8).
 _Reader = Callable[[Record], tuple[Any, ...]]
 _READERS: dict[tuple[str, ...], _Reader] = {}
 
