@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from tenure._errors import UnexpectedResponse
+from tenure._event_types import NAME_FIELDS
 from tenure._retry import RetryPolicy
 
 __all__ = [
@@ -47,9 +48,6 @@ DEFAULT_IDLE_TIMEOUT = 60.0
 # Failed connections in a row before the iterator raises: a follower rides out a restart of the
 # service (about 30 s), where a single request would rather fail fast.
 DEFAULT_STREAM_RETRY = RetryPolicy(attempts=10, backoff=0.5, max_backoff=5.0)
-
-# The data field that names what an event is about, by the event type's prefix.
-_NAME_FIELDS = {"lease": "lease", "window": "job", "fence": "resource", "alert": "subject"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +137,7 @@ class StreamEvent:
     def name(self) -> str | None:
         """The lease (lease events), job (window events), resource (fence rejections) or
         subject (alerts) it is about."""
-        key = _NAME_FIELDS.get(self.type.partition(".")[0])
+        key = NAME_FIELDS.get(self.type.partition(".")[0])
         return None if key is None else self._text(key)
 
     @property

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import assert_never
 
+from tenure._event_types import FAMILIES, EventFamily
 from tenure._events import StreamEvent
 from tenure._models import Overview, UnregisteredJob
 from tenure.durations import duration, relative
@@ -121,26 +123,38 @@ def _fence_rejection(event: StreamEvent) -> str:
     return text if highest is None else f"{text}, highest {highest}"
 
 
+def _family(event_type: str) -> EventFamily | None:
+    """The family of a type, by its prefix (a newer service's type of a known family included)."""
+    prefix = event_type.partition(".")[0]
+    return next((family for family in FAMILIES if family == prefix), None)
+
+
+def _detail(family: EventFamily, event: StreamEvent) -> str:
+    """What follows an event's name: one case per family of the service's catalogue, so that a
+    new family fails type checking here until it is rendered."""
+    match family:
+        case "lease":
+            detail = _holding(event)
+            actor = event.data.get("actor")
+            return detail if actor is None else f"{detail} by {actor}"
+        case "fence":
+            return _fence_rejection(event)
+        case "window":
+            detail = f"window {event.window} attempt {event.data.get('attempt')} {_holding(event)}"
+            took = event.data.get("duration_seconds")
+            return f"{detail} took {duration(took)}" if isinstance(took, int | float) else detail
+        case "alert":
+            kind, summary = event.data.get("kind"), event.data.get("summary", "")
+            return f"{kind} window {event.window}: {summary}"
+        case unhandled:
+            assert_never(unhandled)
+
+
 def render_event(event: StreamEvent) -> str:
     """One line: when, type, name, then the holding (leases; who forced a force-release), the
     window (windows), the refused token and why (fence rejections) or the alert."""
     at = event.at
     when = "-" if at is None else at.isoformat(timespec="seconds")
-    kind = event.type.partition(".")[0]
-    if kind == "lease":
-        detail = _holding(event)
-        actor = event.data.get("actor")
-        if actor is not None:
-            detail += f" by {actor}"
-    elif kind == "fence":
-        detail = _fence_rejection(event)
-    elif kind == "window":
-        detail = f"window {event.window} attempt {event.data.get('attempt')} {_holding(event)}"
-        took = event.data.get("duration_seconds")
-        if isinstance(took, int | float):
-            detail += f" took {duration(took)}"
-    elif kind == "alert":
-        detail = f"{event.data.get('kind')} window {event.window}: {event.data.get('summary', '')}"
-    else:
-        detail = str(event.data.get("detail", ""))
+    family = _family(event.type)
+    detail = str(event.data.get("detail", "")) if family is None else _detail(family, event)
     return f"{when}  {event.type}  {event.name or '-'}  {detail}".rstrip()

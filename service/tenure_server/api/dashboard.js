@@ -5,7 +5,8 @@
 "use strict";
 (() => {
   const STREAM = "/v1/events/stream";
-  // Every streamed type, handed by dashboard.py from the service's one list (stream_wire.py).
+  // Every streamed type, handed by dashboard.py from the service's one catalogue of event types
+  // (domain/events.py): this script names none itself, so it cannot miss a new one.
   const CHANGES = JSON.parse(document.currentScript.dataset.events);
   const DEBOUNCE_MS = 200;
   // While live, ages on the page ("held for", "expires in") are still refreshed, slowly.

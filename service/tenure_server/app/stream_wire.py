@@ -1,5 +1,6 @@
 """The event stream's wire format (docs/monitoring.md, "Event stream"): which events are
-streamed, the `data` of each, and their Server-Sent Events frames."""
+streamed and the `data` of each, as the one catalogue of event types says
+(`domain/events.CATALOGUE`), and their Server-Sent Events frames."""
 
 from __future__ import annotations
 
@@ -8,88 +9,42 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent
+from tenure_server.domain.events import CATALOGUE, Event
 
 # Reconnection delay a browser's EventSource is told to use.
 RETRY_MILLISECONDS = 2000
-LEASE_TYPES = {
-    "acquired": "lease.acquired",
-    "taken_over": "lease.taken_over",
-    "released": "lease.released",
-    "renew_refused": "lease.lost",
-    "force_released": "lease.force_released",
+# Every streamed type, from the one catalogue: the stream's documentation, the dashboard's script
+# (api/dashboard.py hands it this list) and the tests that each is rendered are derived from it.
+EVENT_TYPES = tuple(entry.stream for entry in CATALOGUE.values() if entry.stream is not None)
+# By event name, for each streamed type: its stream type, the attributes naming what a stream
+# filters it by, and its data fields with the attribute each is read from (built once: the
+# publisher frames every event).
+_WIRE = {
+    entry.name: (
+        entry.stream,
+        entry.family.names,
+        tuple((name, entry.family.attribute(name)) for name in entry.fields),
+    )
+    for entry in CATALOGUE.values()
+    if entry.stream is not None
 }
-# Every streamed type: the stream's documentation, the dashboard's script (api/dashboard.py
-# hands it this list) and the tests that each is rendered are derived from it.
-EVENT_TYPES = (
-    *LEASE_TYPES.values(),
-    "window.claimed",
-    "window.completed",
-    "fence.rejected",
-    "alert.opened",
-    "alert.resolved",
-)
 
 
 def is_streamed(event: Event) -> bool:
-    if isinstance(event, LeaseEvent):
-        return event.kind in LEASE_TYPES
-    if isinstance(event, FenceEvent):
-        return event.rejection is not None  # accepts are routine: counted, not streamed
-    return isinstance(event, WindowEvent | AlertEvent)
+    return event.name in _WIRE
 
 
 def streamed(event: Event, at: float) -> tuple[tuple[str, ...], dict[str, Any]] | None:
     """The names a stream filters an event by (a reader must own each) and its `data`; None
     for an event not streamed."""
-    if not is_streamed(event):
+    wire = _WIRE.get(event.name)
+    if wire is None:
         return None
-    names, fields = _names_and_fields(event)
-    kind = LEASE_TYPES[event.kind] if isinstance(event, LeaseEvent) else event.name
-    return names, {"type": kind, "at": _iso(at), **fields}
-
-
-def _names_and_fields(event: Event) -> tuple[tuple[str, ...], dict[str, Any]]:
-    if isinstance(event, LeaseEvent):
-        fields: dict[str, Any] = {
-            "lease": event.lease,
-            "holder": event.holder,
-            "generation": event.generation,
-        }
-        if event.kind in ("taken_over", "force_released"):
-            fields["previous_holder"] = event.previous_holder
-            fields["previous_generation"] = event.previous_generation
-        if event.kind == "force_released":
-            fields["actor"] = event.actor
-        return (event.lease,), fields
-    if isinstance(event, WindowEvent):
-        fields = {
-            "job": event.job,
-            "window": event.window,
-            "lease": event.lease,
-            "holder": event.holder,
-            "generation": event.generation,
-            "attempt": event.attempt,
-        }
-        if event.kind == "completed":
-            fields["duration_seconds"] = event.duration_seconds
-        return (event.job,), fields
-    if isinstance(event, FenceEvent):
-        # Both names, as verify requires both: a reader of only one of them sees nothing.
-        fields = {
-            "resource": event.resource,
-            "lease": event.lease,
-            "generation": event.generation,
-            "reason": event.rejection,
-            "highest": event.highest,
-        }
-        return (event.resource, event.lease), fields
-    return (event.subject,), {
-        "kind": event.kind,
-        "subject": event.subject,
-        "window": event.window,
-        "summary": event.summary,
-    }
+    kind, names, fields = wire
+    data: dict[str, Any] = {"type": kind, "at": _iso(at)}
+    for name, attribute in fields:
+        data[name] = getattr(event, attribute)
+    return tuple([getattr(event, name) for name in names]), data
 
 
 @functools.lru_cache(maxsize=4)

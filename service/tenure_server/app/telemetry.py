@@ -32,14 +32,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from tenure_server.app.database_clock import DatabaseClockMetrics
 from tenure_server.app.pool_gauges import PoolGauges, forget_dead_workers
 from tenure_server.app.state_gauges import DatabaseGauges
-from tenure_server.domain.events import (
-    FENCE_REJECTIONS,
-    AlertEvent,
-    Event,
-    FenceEvent,
-    LeaseEvent,
-    WindowEvent,
-)
+from tenure_server.domain.events import CATALOGUE, FENCE_REJECTIONS, Event, EventType
 
 _events = logging.getLogger("tenure.events")
 _log = logging.getLogger("tenure.telemetry")
@@ -51,6 +44,7 @@ REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 RUN_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400)
 # A monitor pass: milliseconds on a small deployment, and a pass nearing the interval (15 s by
 # default) is what an operator must see coming.
+Buckets = tuple[float, ...]
 MONITOR_PASS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 30.0, 60.0)
 
 
@@ -86,9 +80,20 @@ class Metrics:
         self.registry = CollectorRegistry()
         self.lease = BoundedNames(self._start_lease)
         self.job = BoundedNames(self._start_job)
+        self._bounded = {"lease": self.lease, "job": self.job}
+        # By name, what each event type adds to as the catalogue names it (domain/events.py).
+        self.counters: dict[str, Counter] = {}
+        self.histograms: dict[str, Histogram] = {}
 
         def counter(name: str, doc: str, labels: tuple[str, ...]) -> Counter:
-            return Counter(name, doc, labels, registry=self.registry)
+            made = self.counters[name] = Counter(name, doc, labels, registry=self.registry)
+            return made
+
+        def histogram(name: str, doc: str, labels: tuple[str, ...], buckets: Buckets) -> Histogram:
+            made = self.histograms[name] = Histogram(
+                name, doc, labels, buckets=buckets, registry=self.registry
+            )
+            return made
 
         self.acquisitions = counter(
             "tenure_lease_acquisitions", "New holdings: free or expired leases taken.", ("lease",)
@@ -130,26 +135,23 @@ class Metrics:
         self.monitor_passes = counter(
             "tenure_monitor_passes", "Monitor loop passes, by role of this replica.", ("role",)
         )
-        self.requests = Histogram(
+        self.requests = histogram(
             "tenure_http_request_duration_seconds",
             "HTTP request latency, by method, route template and status code.",
             ("method", "route", "status"),
-            buckets=REQUEST_BUCKETS,
-            registry=self.registry,
+            REQUEST_BUCKETS,
         )
-        self.run_durations = Histogram(
+        self.run_durations = histogram(
             "tenure_job_run_duration_seconds",
             "Duration of completed runs (claim to completion of a window).",
             ("job",),
-            buckets=RUN_BUCKETS,
-            registry=self.registry,
+            RUN_BUCKETS,
         )
-        self.monitor_pass_durations = Histogram(
+        self.monitor_pass_durations = histogram(
             "tenure_monitor_pass_duration_seconds",
             "Duration of monitor loop passes, by role of this replica.",
             ("role",),
-            buckets=MONITOR_PASS_BUCKETS,
-            registry=self.registry,
+            MONITOR_PASS_BUCKETS,
         )
 
     # A labelled counter appears at its first event, and increase() does not count a series'
@@ -172,43 +174,29 @@ class Metrics:
         self.claims.labels(job)
         self.completions.labels(job)
 
-    def observe(self, event: Event) -> None:
-        if isinstance(event, LeaseEvent):
-            self._lease(event)
-        elif isinstance(event, WindowEvent):
-            job = self.job(event.job)
-            if event.kind == "claimed":
-                self.claims.labels(job).inc()
+    def observe(self, event: Event, entry: EventType | None = None) -> None:
+        """Add the event to the metrics its catalogue entry names (`entry`, when the caller
+        looked it up already)."""
+        entry = CATALOGUE[event.name] if entry is None else entry
+        family = entry.family
+        bounded = family.metric_name
+        name = None if bounded is None else self._bounded[bounded](getattr(event, bounded))
+        for count in entry.counts:
+            values = [
+                name if label == bounded else getattr(event, family.attribute(label))
+                for label in count.labels
+            ]
+            if count.observe is None:
+                self.counters[count.metric].labels(*values).inc()
             else:
-                self.completions.labels(job).inc()
-                if event.duration_seconds is not None:
-                    self.run_durations.labels(job).observe(event.duration_seconds)
-        elif isinstance(event, FenceEvent):
-            lease = self.lease(event.lease)
-            if event.rejection is None:
-                self.fence_accepts.labels(lease).inc()
-            else:
-                self.fence_rejections.labels(lease, event.rejection).inc()
-        elif isinstance(event, AlertEvent):
-            self.alerts.labels(event.kind, event.transition).inc()
+                value = getattr(event, count.observe)
+                if value is not None:
+                    self.histograms[count.metric].labels(*values).observe(value)
 
     def monitor_pass(self, role: str, seconds: float) -> None:
         """A monitor pass ended: `leader` (it did the work), `standby` or `error`."""
         self.monitor_passes.labels(role).inc()
         self.monitor_pass_durations.labels(role).observe(seconds)
-
-    def _lease(self, event: LeaseEvent) -> None:
-        lease = self.lease(event.lease)
-        if event.kind in ("acquired", "taken_over"):
-            self.acquisitions.labels(lease).inc()
-            if event.kind == "taken_over":
-                self.takeovers.labels(lease).inc()
-        elif event.kind == "refused":
-            self.refusals.labels(lease).inc()
-        elif event.kind == "renew_refused":
-            self.renew_refusals.labels(lease).inc()
-        elif event.kind == "released":
-            self.releases.labels(lease).inc()
 
 
 class TelemetrySink:
@@ -219,30 +207,15 @@ class TelemetrySink:
 
     def record(self, event: Event) -> None:
         try:
-            self._metrics.observe(event)
-            level = _level(event)
+            entry = CATALOGUE[event.name]
+            self._metrics.observe(event, entry)
+            level = entry.level
             if not _events.isEnabledFor(level):
                 return
             fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}
             _events.log(level, event.name, extra={"event": event.name, **fields})
         except Exception:  # telemetry must never fail an operation
             _log.exception("could not record %s", type(event).__name__)
-
-
-def _level(event: Event) -> int:
-    """Warnings for what an operator should see; info for refusals, window runs and resolved
-    alerts; debug for routine lease and fence successes: those are counted in the metrics and
-    kept as rows of lease_events, and a line for each cost a quarter of an acquire's CPU
-    (bench/README.md)."""
-    if isinstance(event, LeaseEvent):
-        if event.kind in ("taken_over", "renew_refused", "force_released"):
-            return logging.WARNING
-        return logging.INFO if event.kind == "refused" else logging.DEBUG
-    if isinstance(event, FenceEvent):
-        return logging.DEBUG if event.rejection is None else logging.WARNING
-    if isinstance(event, AlertEvent):
-        return logging.WARNING if event.transition == "opened" else logging.INFO
-    return logging.INFO
 
 
 class Telemetry:

@@ -5,8 +5,10 @@ functions decided by."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
+from operator import itemgetter
+from typing import Any
 
 from tenure_server.db.connections import Connections, Record, columns
 from tenure_server.db.sql import load
@@ -63,13 +65,13 @@ class Leases(Connections):
     ) -> Acquired | None:
         """The lease, and the event when this call began a new holding (None: extended)."""
         row = await self._fetchrow(QUERIES["acquire_lease"], name, holder, ttl, principal)
-        return None if row is None else _acquired(row)
+        return None if row is None else read_acquired(row)
 
     async def acquire_leases(self, wanted: list[Acquire]) -> dict[str, Acquired]:
         """Acquires of distinct names in one statement: what each acquired name got. A name left
         out was refused or skipped (its row was locked); acquire_lease decides it."""
         rows = await self._fetch(QUERIES["acquire_leases"], *columns(wanted))
-        return {row["name"]: _acquired(row) for row in rows}
+        return {row["name"]: read_acquired(row) for row in rows}
 
     async def renew_lease(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None
@@ -94,7 +96,7 @@ class Leases(Connections):
         names = [name for name, _ in holdings]
         generations = [generation for _, generation in holdings]
         arguments = (names, generations, holder, ttl, principal)
-        answered = _leases(await self._fetch(QUERIES["renew_leases"], *arguments))
+        answered = read_leases(await self._fetch(QUERIES["renew_leases"], *arguments))
         # The statement answers a refusal with the lease as it is and no grant.
         renewed = [lease for lease in answered if lease.grant_id is not None]
         return renewed, {lease.name for lease in answered if lease.grant_id is None}
@@ -124,15 +126,13 @@ class Leases(Connections):
         row = await self._fetchrow(QUERIES["force_release_lease"], name, actor)
         if row is None:
             return None
-        facts = dict(row)
-        previous = facts.pop("previous_holder")
-        lease = Lease(**facts)
+        lease = read_lease(row)
         event = LeaseEvent(
             "force_released",
             lease.name,
             lease.holder,
             lease.generation,
-            previous,
+            row["previous_holder"],
             lease.generation - 1,
             actor,
         )
@@ -144,9 +144,8 @@ class Leases(Connections):
         row = await self._fetchrow(QUERIES["explain_acquire"], name)
         if row is None:
             raise RuntimeError("explain_acquire returned no row")
-        facts = dict(row)
-        exhausted_at: int | None = facts.pop("exhausted_at")
-        return (None if facts["name"] is None else Lease(**facts)), exhausted_at
+        exhausted_at: int | None = row["exhausted_at"]
+        return (None if row["name"] is None else read_lease(row)), exhausted_at
 
     async def explain_holding(
         self,
@@ -163,9 +162,8 @@ class Leases(Connections):
         )
         if row is None:
             raise RuntimeError("explain_holding returned no row")
-        facts = dict(row)
-        found = {fact: facts.pop(fact) for fact in _HOLDING_FACTS}
-        lease = None if facts["name"] is None else Lease(**facts)
+        found = {fact: row[fact] for fact in _HOLDING_FACTS}
+        lease = None if row["name"] is None else read_lease(row)
         return HoldingFacts(lease=lease, **found)
 
     async def get_lease(self, name: str) -> Lease | None:
@@ -175,45 +173,60 @@ class Leases(Connections):
         self, after: str, prefix: str, prefix_end: str | None, limit: int
     ) -> list[Lease]:
         arguments = (after, prefix, prefix_end, limit)
-        return _leases(await self._fetch(QUERIES["list_leases"], *arguments))
+        return read_leases(await self._fetch(QUERIES["list_leases"], *arguments))
 
     async def _by_name(
         self, statement: str, requests: Sequence[Renew | Release]
     ) -> dict[str, Lease]:
         """The leases a batch statement changed, by name."""
         rows = await self._fetch(statement, *columns(requests))
-        return {lease.name: lease for lease in _leases(rows)}
+        return {lease.name: lease for lease in read_leases(rows)}
 
 
-def _acquired(row: Record) -> Acquired:
-    facts = dict(row)
-    new, took_over, previous = (
-        facts.pop("new_holding"),
-        facts.pop("took_over"),
-        facts.pop("previous_holder"),
-    )
-    lease = Lease(**facts)
-    if not new:
+def read_acquired(row: Record) -> Acquired:
+    lease = read_lease(row)
+    if not row["new_holding"]:
         return lease, None
-    kind: LeaseEventKind = "taken_over" if took_over else "acquired"
+    kind: LeaseEventKind = "taken_over" if row["took_over"] else "acquired"
+    previous: str | None = row["previous_holder"]
     # A new row (no previous holder) starts above the generation floor, after no generation.
     before = None if previous is None else lease.generation - 1
     return lease, LeaseEvent(kind, lease.name, lease.holder, lease.generation, previous, before)
 
 
-# The columns of explain_holding after the lease's: HoldingFacts' fields but the lease.
+# The columns of explain_holding besides the lease's: HoldingFacts' fields but the lease.
 _HOLDING_FACTS = tuple(field.name for field in fields(HoldingFacts) if field.name != "lease")
 
-# The statements that answer leases select Lease's fields in its order: rows are read by
-# position, a third of the cost of building keyword arguments (a batch renew reads hundreds).
-_LEASE_COLUMNS = Lease._fields
+# Lease rows are read by column name, in any order and beside other columns. Every row of one
+# answer has the same columns: where Lease's fields lie among them is found once per column list
+# and kept, and each row is then read by one C-level itemgetter, as fast as reading by position
+# (a batch renew reads hundreds; bench/README.md, step 8).
+_Reader = Callable[[Record], tuple[Any, ...]]
+_READERS: dict[tuple[str, ...], _Reader] = {}
 
 
-def _leases(rows: list[Record]) -> list[Lease]:
-    if rows and tuple(rows[0].keys()) != _LEASE_COLUMNS:
-        raise AssertionError(f"lease columns out of order: {tuple(rows[0].keys())}")
-    return [Lease(*row) for row in rows]
+def _reader(row: Record) -> _Reader:
+    columns = tuple(row.keys())
+    reader = _READERS.get(columns)
+    if reader is None:
+        missing = [name for name in Lease._fields if name not in columns]
+        if missing or len(set(columns)) != len(columns):
+            raise AssertionError(f"not one column for each field of Lease: {columns}")
+        reader = itemgetter(*(columns.index(name) for name in Lease._fields))
+        _READERS[columns] = reader
+    return reader
+
+
+def read_lease(row: Record) -> Lease:
+    return Lease._make(_reader(row)(row))
+
+
+def read_leases(rows: list[Record]) -> list[Lease]:
+    if not rows:
+        return []
+    read, make = _reader(rows[0]), Lease._make
+    return [make(read(row)) for row in rows]
 
 
 def _lease(row: Record | None) -> Lease | None:
-    return None if row is None else _leases([row])[0]
+    return None if row is None else read_lease(row)

@@ -1,14 +1,23 @@
 """What happened: one record per lease transition, window claim or completion, fence decision and
-alert transition, and the sink that turns each into a log line and a metric.
+alert transition, the sink that turns each into a log line and a metric, and `CATALOGUE`, the one
+table of event types.
 
 The operations report events to an `EventSink`; the service's sink writes structured logs and
-Prometheus counters (`tenure_server.app.telemetry`). The history kept in the database is written by
-the deciding SQL statements themselves, not through the sink.
+Prometheus counters (`tenure_server.app.telemetry`), and the live stream publishes some of them
+(`tenure_server.app.stream_wire`). Both read what to do with each type from `CATALOGUE`, as do
+/ui's script (handed the streamed names) and the client's `tenure status --watch` (its
+`tenure/_event_types.py` is generated from it by scripts/generate_event_types.py). Adding an
+event type is one entry there and the code that emits it; tests/unit/test_event_catalogue.py
+fails on a type some reader does not handle. The history kept in the database is written by the
+deciding SQL statements themselves, not through the sink.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal, Protocol, get_args
 
 from tenure_server.domain.errors import (
@@ -26,6 +35,7 @@ WindowEventKind = Literal["claimed", "completed"]
 FenceRejection = Literal["stale_generation", "unknown_generation", "lease_mismatch"]
 FENCE_REJECTIONS: tuple[FenceRejection, ...] = get_args(FenceRejection)
 AlertTransition = Literal["opened", "resolved"]
+FenceOutcome = Literal["accepted", "rejected"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +102,168 @@ class AlertEvent:
 
 
 Event = LeaseEvent | WindowEvent | FenceEvent | AlertEvent
+EventFamilyName = Literal["lease", "window", "fence", "alert"]
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """A metric an event adds to: its counter, by one, or with `observe` its histogram, by that
+    attribute's value when it has one. `labels` are the metric's label names, each read from the
+    event's attribute of that name (or the one its family renames it from)."""
+
+    metric: str
+    labels: tuple[str, ...]
+    observe: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventFamily:
+    """The events of one class, named `<family>.<kind>` for each of its `kinds`. `names`: the
+    data fields a stream filters it by (a reader must own each), the first naming what it is
+    about; `metric_name`: the label of the bounded name its metrics are by, started at zero when
+    first seen (None: its metrics are by no name); `renamed`: data fields and metric labels read
+    from another attribute."""
+
+    name: EventFamilyName
+    cls: type[Event]
+    kinds: tuple[str, ...]
+    names: tuple[str, ...]
+    metric_name: str | None
+    renamed: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def attribute(self, data_field: str) -> str:
+        return self.renamed.get(data_field, data_field)
+
+
+LEASE = EventFamily("lease", LeaseEvent, get_args(LeaseEventKind), ("lease",), "lease")
+WINDOW = EventFamily("window", WindowEvent, get_args(WindowEventKind), ("job",), "job")
+# Both names, as verify requires both: a reader of only one of them sees nothing.
+FENCE = EventFamily(
+    "fence",
+    FenceEvent,
+    get_args(FenceOutcome),
+    ("resource", "lease"),
+    "lease",
+    MappingProxyType({"reason": "rejection"}),
+)
+ALERT = EventFamily("alert", AlertEvent, get_args(AlertTransition), ("subject",), None)
+FAMILIES = (LEASE, WINDOW, FENCE, ALERT)
+
+
+@dataclass(frozen=True, slots=True)
+class EventType:
+    """One kind of event: `name` as logged (`lease.renew_refused`), its family, its log level
+    and the metrics it adds to; on the live stream (docs/monitoring.md, "Event stream") its type
+    (`stream`, None: not streamed) and the fields of its `data` after `type` and `at`, in order."""
+
+    name: str
+    family: EventFamily
+    level: int
+    counts: tuple[Count, ...] = ()
+    stream: str | None = None
+    fields: tuple[str, ...] = ()
+
+
+_HOLDING = ("lease", "holder", "generation")
+_PREVIOUS = (*_HOLDING, "previous_holder", "previous_generation")
+_RUN = ("job", "window", "lease", "holder", "generation", "attempt")
+_ALERT = ("kind", "subject", "window", "summary")
+_ACQUISITIONS = Count("tenure_lease_acquisitions", ("lease",))
+_ALERTS = Count("tenure_alerts", ("kind", "transition"))
+
+# Every event type, in the order the stream's documentation lists the streamed ones. Log levels:
+# warnings for what an operator should see; info for refusals, window runs and resolved alerts;
+# debug for routine lease and fence successes: those are counted in the metrics and kept as rows
+# of lease_events, and a line for each cost a quarter of an acquire's CPU (bench/README.md).
+CATALOGUE: Mapping[str, EventType] = MappingProxyType(
+    {
+        entry.name: entry
+        for entry in (
+            EventType(
+                "lease.acquired", LEASE, logging.DEBUG, (_ACQUISITIONS,), "lease.acquired", _HOLDING
+            ),
+            EventType(
+                "lease.taken_over",
+                LEASE,
+                logging.WARNING,
+                (_ACQUISITIONS, Count("tenure_lease_takeovers", ("lease",))),
+                "lease.taken_over",
+                _PREVIOUS,
+            ),
+            EventType(
+                "lease.released",
+                LEASE,
+                logging.DEBUG,
+                (Count("tenure_lease_releases", ("lease",)),),
+                "lease.released",
+                _HOLDING,
+            ),
+            EventType(
+                "lease.renew_refused",
+                LEASE,
+                logging.WARNING,
+                (Count("tenure_lease_renew_refusals", ("lease",)),),
+                "lease.lost",
+                _HOLDING,
+            ),
+            EventType(
+                "lease.force_released",
+                LEASE,
+                logging.WARNING,
+                (),
+                "lease.force_released",
+                (*_PREVIOUS, "actor"),
+            ),
+            # Skipped runs: counted, not streamed.
+            EventType(
+                "lease.refused", LEASE, logging.INFO, (Count("tenure_lease_refusals", ("lease",)),)
+            ),
+            EventType(
+                "window.claimed",
+                WINDOW,
+                logging.INFO,
+                (Count("tenure_window_claims", ("job",)),),
+                "window.claimed",
+                _RUN,
+            ),
+            EventType(
+                "window.completed",
+                WINDOW,
+                logging.INFO,
+                (
+                    Count("tenure_window_completions", ("job",)),
+                    Count("tenure_job_run_duration_seconds", ("job",), "duration_seconds"),
+                ),
+                "window.completed",
+                (*_RUN, "duration_seconds"),
+            ),
+            # Accepts are routine: counted, not streamed.
+            EventType(
+                "fence.accepted", FENCE, logging.DEBUG, (Count("tenure_fence_accepts", ("lease",)),)
+            ),
+            EventType(
+                "fence.rejected",
+                FENCE,
+                logging.WARNING,
+                (Count("tenure_fence_rejections", ("lease", "reason")),),
+                "fence.rejected",
+                ("resource", "lease", "generation", "reason", "highest"),
+            ),
+            EventType("alert.opened", ALERT, logging.WARNING, (_ALERTS,), "alert.opened", _ALERT),
+            EventType("alert.resolved", ALERT, logging.INFO, (_ALERTS,), "alert.resolved", _ALERT),
+        )
+    }
+)
+
+
+def _possible_names() -> set[str]:
+    """Every name an event can have, from its family's kinds."""
+    return {f"{family.name}.{kind}" for family in FAMILIES for kind in family.kinds}
+
+
+# An event without its entry would be dropped by every reader at run time: refuse to start.
+if set(CATALOGUE) != _possible_names():
+    raise RuntimeError(f"CATALOGUE does not name every event: {set(CATALOGUE) ^ _possible_names()}")
 
 
 class EventSink(Protocol):
