@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 
 from tenure.sql import parse
-from tenure_server.db import fences, health, leases, windows
+from tenure_server.db import fences, health, jobs, leases, monitoring, windows
 from tenure_server.db.connections import Connections
 from tenure_server.db.repository import Repository
 
@@ -19,6 +19,8 @@ AGGREGATES: list[tuple[ModuleType, type[Connections]]] = [
     (windows, windows.Windows),
     (fences, fences.Fences),
     (health, health.Health),
+    (jobs, jobs.Jobs),
+    (monitoring, monitoring.Monitoring),
 ]
 
 

@@ -5,55 +5,14 @@ migrations 0008 and 0009 that its statements call."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from tenure_server.db.connections import Connections, Record, columns
 from tenure_server.db.sql import load
 from tenure_server.domain.events import LeaseEvent, LeaseEventKind
 from tenure_server.domain.leases import Lease
+from tenure_server.domain.requests import Acquire, Acquired, ForceReleased, Release, Renew
 
 QUERIES = load("leases.sql")
-
-
-@dataclass(frozen=True, slots=True)
-class Acquire:
-    """One acquire request, as acquire_lease takes it: fields in its $n order, as
-    acquire_leases takes their arrays."""
-
-    name: str
-    holder: str
-    ttl: float
-    principal: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Renew:
-    """One renew request, as renew_lease takes it: fields in its $n order, as renew_coalesced
-    takes their arrays."""
-
-    name: str
-    holder: str
-    generation: int
-    ttl: float
-    principal: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Release:
-    """One release request, as release_lease takes it: fields in its $n order, as
-    release_coalesced takes their arrays."""
-
-    name: str
-    holder: str
-    generation: int
-    principal: str | None
-    grant: str
-
-
-# The lease, and the event when the acquire began a new holding (None: it extended one).
-Acquired = tuple[Lease, LeaseEvent | None]
-# The lease a force-release moved, and its event.
-ForceReleased = tuple[Lease, LeaseEvent]
 
 
 class Leases(Connections):

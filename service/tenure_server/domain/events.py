@@ -2,7 +2,7 @@
 alert transition, and the sink that turns each into a log line and a metric.
 
 The operations report events to an `EventSink`; the service's sink writes structured logs and
-Prometheus counters (`tenure_server.app.telemetry`). The history kept in the database is written by
+Prometheus counters (`adapters/telemetry.py`). The history kept in the database is written by
 the deciding SQL statements themselves, not through the sink.
 """
 

@@ -16,7 +16,7 @@ EVERY_NAMESPACE = "*"
 # whatever its namespaces, so no token can hold what the service needs to hold.
 SERVICE_NAMESPACE = "tenure."
 # The principal of the service's own holdings. No caller is it: a token's principal begins with
-# a letter or a digit (app/auth.py) and the anonymous caller's is None. A holding of a reserved
+# a letter or a digit (adapters/auth.py) and the anonymous caller's is None. A holding of a reserved
 # name by another principal is not the service's, and the service does not honour it.
 SERVICE_PRINCIPAL = "@tenure"
 
