@@ -19,7 +19,7 @@ from tenure_server.domain.fences import Fence, LeaseGeneration
 from tenure_server.domain.history import JobRecord, LeaseRecord, NotableEvent
 from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.leases import Lease
-from tenure_server.domain.principals import Principal
+from tenure_server.domain.principals import ForeignHolding, Principal, ReservedUse
 from tenure_server.domain.requests import Acquire, Acquired, ForceReleased, Release, Renew, Verify
 from tenure_server.domain.status import JobFacts, LeaseView
 from tenure_server.domain.windows import Due, Holding, LeaseState, NotDue, Schedule, Window
@@ -130,6 +130,15 @@ class HistoryStore(Protocol):
     async def open_alerts(self, limit: int) -> list[OpenAlert]: ...
     async def monitored_leases(self, limit: int) -> list[tuple[LeaseView, float | None]]: ...
     async def delivery_backlog(self) -> dict[str, int]: ...
+
+
+class ReservedNames(Protocol):
+    """Uses of the names reserved to the service by anything but the service."""
+
+    async def end_foreign_holding(self, lease: str, service: str) -> ForeignHolding | None: ...
+    async def reserved_names(
+        self, prefix: str, own: Sequence[str], recent_seconds: float, limit: int
+    ) -> list[ReservedUse]: ...
 
 
 class Authenticator(Protocol):

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from tenure_server.db.connections import Connections
 from tenure_server.db.sql import load
 from tenure_server.domain.alerts import Alert, Delivery, OpenAlert
 from tenure_server.domain.history import LeaseRecord, NotableEvent
 from tenure_server.domain.names import prefix_upper_bound
+from tenure_server.domain.principals import ForeignHolding, ReservedUse
 from tenure_server.domain.status import LeaseView
 from tenure_server.domain.windows import Holding
 
@@ -23,25 +23,6 @@ QUERIES = load("monitoring.sql")
 
 class Fenced(Exception):
     """The monitor's lease is no longer held by this holding: nothing was written."""
-
-
-@dataclass(frozen=True, slots=True)
-class ForeignHolding:
-    """A holding of a name reserved to the service, by another principal (None: anonymous)."""
-
-    lease: str
-    holder: str
-    principal: str | None
-    generation: int
-
-
-@dataclass(frozen=True, slots=True)
-class ReservedUse:
-    """A lease or a job of the deployment's own under the reserved prefix (`lease`: the job's)."""
-
-    kind: Literal["lease", "job"]
-    name: str
-    lease: str | None
 
 
 class Monitoring(Connections):

@@ -61,3 +61,22 @@ class Principal:
 
 
 ANONYMOUS = Principal(None, frozenset({"admin"}), (EVERY_NAMESPACE,))
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignHolding:
+    """A holding of a name reserved to the service, by another principal (None: anonymous)."""
+
+    lease: str
+    holder: str
+    principal: str | None
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReservedUse:
+    """A lease or a job of the deployment's own under the reserved prefix (`lease`: the job's)."""
+
+    kind: Literal["lease", "job"]
+    name: str
+    lease: str | None
