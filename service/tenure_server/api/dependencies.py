@@ -25,9 +25,16 @@ from tenure_server.domain.limits import Limits
 from tenure_server.domain.principals import Principal
 
 
-def services_of(state: Mapping[str, Any]) -> Services:
-    """The registry in a request's lifespan state (ASGI `scope["state"]`)."""
-    services: Services = state[SERVICES]
+def services_of(scope: Mapping[str, Any]) -> Services:
+    """The registry in a request's copy of the lifespan state (ASGI `scope["state"]`)."""
+    try:
+        services: Services = scope["state"][SERVICES]
+    except KeyError:
+        raise RuntimeError(
+            "no services in the request's lifespan state: the app runs under a server that "
+            "runs its lifespan and passes its state (uvicorn does; in-process, see "
+            "tests/support/lifespan.py)"
+        ) from None
     return services
 
 
@@ -42,7 +49,7 @@ def authenticate(services: Services, authorization: str | None) -> Principal:
 
 
 async def _caller(request: Request) -> Principal:
-    return authenticate(services_of(request.scope["state"]), request.headers.get("authorization"))
+    return authenticate(services_of(request.scope), request.headers.get("authorization"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,43 +61,43 @@ class Context:
     limits: Limits
 
 
-def context_of(state: Mapping[str, Any], authorization: str | None) -> Context:
+def context_of(scope: Mapping[str, Any], authorization: str | None) -> Context:
     """What a hot route works with, for a request with this Authorization header."""
-    services = services_of(state)
+    services = services_of(scope)
     return Context(authenticate(services, authorization), services.operations, services.limits)
 
 
 async def _context(request: Request) -> Context:
-    return context_of(request.scope["state"], request.headers.get("authorization"))
+    return context_of(request.scope, request.headers.get("authorization"))
 
 
 # One accessor per service the routes use.
 async def _operations(request: Request) -> Operations:
-    return services_of(request.scope["state"]).operations
+    return services_of(request.scope).operations
 
 
 async def _limits(request: Request) -> Limits:
-    return services_of(request.scope["state"]).limits
+    return services_of(request.scope).limits
 
 
 async def _jobs(request: Request) -> Jobs:
-    return services_of(request.scope["state"]).jobs
+    return services_of(request.scope).jobs
 
 
 async def _history(request: Request) -> History:
-    return services_of(request.scope["state"]).history
+    return services_of(request.scope).history
 
 
 async def _health(request: Request) -> HealthStore:
-    return services_of(request.scope["state"]).health
+    return services_of(request.scope).health
 
 
 async def _telemetry(request: Request) -> Scrape:
-    return services_of(request.scope["state"]).telemetry
+    return services_of(request.scope).telemetry
 
 
 async def _events(request: Request) -> EventStream[Any]:
-    return services_of(request.scope["state"]).events
+    return services_of(request.scope).events
 
 
 CallerDep = Annotated[Principal, Depends(_caller)]

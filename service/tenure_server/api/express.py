@@ -97,7 +97,7 @@ class Express:
         # `RequestEdge` labels the request's metrics.
         scope["route"] = route
         try:
-            context = context_of(scope["state"], authorization)
+            context = context_of(scope, authorization)
             response = await route.action(context, path, parsed, receive)
         except TenureError as error:
             response = domain_problem(error)

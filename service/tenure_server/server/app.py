@@ -185,14 +185,12 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
             await _check_durability(repository, settings)
             await notifications.start()
             hub.start(notifications)
-            coalescing = Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements)
-            lock_waits = LockWaits(settings.lock_waits, settings.lock_wait_patience_seconds)
             operations = Operations(
                 repository,
                 notifications,
                 sink,
-                coalescing,
-                lock_waits,
+                Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements),
+                LockWaits(settings.lock_waits, settings.lock_wait_patience_seconds),
                 settings.max_early_tolerance_seconds,
             )
             statuses = StatusReader(repository, repository, repository)
