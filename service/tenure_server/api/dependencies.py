@@ -16,10 +16,10 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
-from tenure_server.app.history import History
+from tenure_server.app.history import History, Scrape
 from tenure_server.app.jobs import Jobs
 from tenure_server.app.operations import Operations
-from tenure_server.app.ports import EventStream, HealthStore, Scrape
+from tenure_server.app.ports import EventStream, HealthStore
 from tenure_server.app.services import SERVICES, Services
 from tenure_server.domain.limits import Limits
 from tenure_server.domain.principals import Principal

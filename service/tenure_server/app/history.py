@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
 from tenure_server.app.ports import HistoryStore
 from tenure_server.app.status import Overview, StatusReader
 from tenure_server.domain.history import LeaseRecord
@@ -30,3 +33,16 @@ class History:
             stuck_after=self._stuck_after, lease_limit=GAUGED_LEASES, event_limit=0
         )
         return overview, await self._store.delivery_backlog()
+
+
+# The port /metrics is scraped through, beside the state it reads (app/ports.py holds the others;
+# this one names `Overview`, which the status reader builds from those ports).
+class Scrape(Protocol):
+    """The /metrics exposition (adapters.telemetry): counters and gauges of this replica, with
+    the state gauges read by `read_state` (an overview and the webhook backlog) when stale."""
+
+    async def scrape(
+        self,
+        read_state: Callable[[], Awaitable[tuple[Overview, dict[str, int]]]],
+        ready: Callable[[], Awaitable[bool]],
+    ) -> bytes: ...

@@ -8,10 +8,10 @@ reads the state to explain why."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.events import FenceEvent
@@ -23,9 +23,6 @@ from tenure_server.domain.principals import ForeignHolding, Principal, ReservedU
 from tenure_server.domain.requests import Acquire, Acquired, ForceReleased, Release, Renew, Verify
 from tenure_server.domain.status import JobFacts, LeaseView
 from tenure_server.domain.windows import Due, Holding, LeaseState, NotDue, Schedule, Window
-
-if TYPE_CHECKING:
-    from tenure_server.app.status import Overview
 
 
 class LeaseStore(Protocol):
@@ -145,17 +142,6 @@ class Authenticator(Protocol):
     """Who a request's Authorization header names (adapters.auth: the tokens file)."""
 
     def authenticate(self, authorization: str | None) -> Principal: ...
-
-
-class Scrape(Protocol):
-    """The /metrics exposition (adapters.telemetry): counters and gauges of this replica, with
-    the state gauges read by `read_state` (an overview and the webhook backlog) when stale."""
-
-    async def scrape(
-        self,
-        read_state: Callable[[], Awaitable[tuple[Overview, dict[str, int]]]],
-        ready: Callable[[], Awaitable[bool]],
-    ) -> bytes: ...
 
 
 class StreamSubscription(Protocol):

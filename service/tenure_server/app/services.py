@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tenure_server.app.history import History
+from tenure_server.app.history import History, Scrape
 from tenure_server.app.jobs import Jobs
 from tenure_server.app.operations import Operations
-from tenure_server.app.ports import Authenticator, EventStream, HealthStore, Scrape
+from tenure_server.app.ports import Authenticator, EventStream, HealthStore
 from tenure_server.domain.limits import Limits
 from tenure_server.domain.ratelimit import RateLimiter
 
