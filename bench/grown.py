@@ -34,7 +34,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 import runners
 from database import bench_database, prefill
 from targets import format_ms, format_rate
-from tests.support import postgres
+from tests.support import lifespan, postgres
 from tests.support.grown import YEAR, Growth, grow
 from tests.support.processes import Server, free_port, running, tenure_command
 from workloads import RENEW_POOL, Measurement, median_of
@@ -165,9 +165,8 @@ async def _monitor_passes(urls: dict[str, str], results: GrownResults, rounds: i
                 monitor_interval_seconds=1800,
                 monitor_lease_ttl_seconds=3600,
             )
-            app = create_app(settings)
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            monitors[side] = app.state.monitor
+            served = await stack.enter_async_context(lifespan.running(create_app(settings)))
+            monitors[side] = served.monitor
         for monitor in monitors.values():  # unmeasured: the lease taken, alerts due opened
             await monitor.run_pass()
         for round_ in range(rounds):

@@ -26,6 +26,7 @@ from typing import Any
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 import uvloop
 from database import bench_database, prefill
+from tests.support.lifespan import running
 from workloads import (
     BATCH_CONNECTIONS,
     BATCH_PREFIX,
@@ -159,8 +160,7 @@ async def main(url: str, a: argparse.Namespace) -> None:
         log_level="warning",
         pool_max_size=a.concurrency + 2,
     )
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
+    async with running(create_app(settings)) as app:
         await _prefill(url)
         for workload in a.workloads:
             await _measure(app, workload, a)

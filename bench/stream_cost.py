@@ -12,8 +12,8 @@ import argparse
 import time
 from collections.abc import Callable
 
-from tenure_server.app.stream import EventHub, FanOut, StreamConfig
-from tenure_server.app.telemetry import Telemetry
+from tenure_server.adapters.stream import EventHub, FanOut, StreamConfig
+from tenure_server.adapters.telemetry import Telemetry
 from tenure_server.domain.events import LeaseEvent
 
 

@@ -11,13 +11,13 @@ from collections.abc import AsyncIterator, Iterator
 import asyncpg
 import httpx
 import pytest
-from fastapi import FastAPI
 
 from tenure_server.db.migrate import migrate
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests import postgres
 from tests.client.conftest import Processes
+from tests.support.lifespan import Running, running
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -69,14 +69,14 @@ def settings(database_url: str) -> Settings:
 
 
 @pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        yield application
+async def app(settings: Settings) -> AsyncIterator[Running]:
+    """The app, its lifespan running, as a server calls it (with its services)."""
+    async with running(create_app(settings)) as served:
+        yield served
 
 
 @pytest.fixture
-async def api(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+async def api(app: Running) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client wired to the app in this process (no socket), on a fresh database."""
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as client:

@@ -17,8 +17,9 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
-from tenure_server.app.stream import EventHub
+from tenure_server.server.app import Adapters
 from tenure_server.server.transport import RoundHttpToolsProtocol
+from tests.support.lifespan import adapters_in
 from tests.support.processes import free_port
 
 STREAM = "/v1/events/stream"
@@ -41,6 +42,14 @@ def check_documented(fields: dict[str, str]) -> None:
 async def served(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """The app (lifespan included) behind uvicorn on a loopback port, as `tenure serve` runs it,
     and a client of it."""
+    async with served_with_adapters(app) as (client, _):
+        yield client
+
+
+@asynccontextmanager
+async def served_with_adapters(app: FastAPI) -> AsyncIterator[tuple[httpx.AsyncClient, Adapters]]:
+    """As `served`, with the adapters the app's lifespan registered (its event hub, its
+    monitor)."""
     port = free_port()
     config = uvicorn.Config(
         app,
@@ -59,11 +68,11 @@ async def served(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         await asyncio.sleep(0.02)
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            yield client
+            yield client, adapters_in(server.lifespan.state)
     finally:
         # As SIGTERM does (server/app.py): end the streams, or uvicorn waits for them.
-        hub: EventHub = app.state.events
-        hub.close()
+        if server.started:
+            adapters_in(server.lifespan.state).events.close()
         server.should_exit = True
         await task
 

@@ -7,7 +7,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 import pytest
-from fastapi import FastAPI
+
+from tests.support.lifespan import Running
 
 # src=, href= and ReDoc's spec-url= attributes, and the url: '…' Swagger UI is given.
 URL = re.compile(r"""(?:src|href|spec-url)\s*=\s*["']([^"']+)["']|\burl\s*:\s*["']([^"']+)["']""")
@@ -43,7 +44,7 @@ async def test_docs_pages_load_only_assets_the_service_serves(
         assert CONTENT_TYPES[suffix] in asset.headers["content-type"], url
 
 
-async def test_docs_assets_follow_a_proxy_prefix(app: FastAPI) -> None:
+async def test_docs_assets_follow_a_proxy_prefix(app: Running) -> None:
     """Behind a proxy serving the app under a prefix (uvicorn --root-path), the page names its
     assets under that prefix."""
     transport = httpx.ASGITransport(app=app, root_path="/tenure")

@@ -12,12 +12,11 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from tenure_server.app.stream import EventHub
 from tenure_server.db.notifications import LISTENER_NAME
 from tenure_server.domain.events import LeaseEvent
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.api.event_streams import STREAM, EventReader, served, stream
+from tests.api.event_streams import STREAM, EventReader, served, served_with_adapters, stream
 from tests.api.test_leases import held, release
 from tests.auth.conftest import bearer, tokens_toml
 from tests.integration.test_monitor import complete, eventually, fast_settings, overdue_job, sql
@@ -240,8 +239,8 @@ async def test_a_consumer_that_does_not_read_is_dropped(database_url: str) -> No
     its last event is stream.dropped naming the last event it was sent."""
     settings = Settings(database_url=database_url, events_subscriber_queue=100)
     app = create_app(settings)
-    async with served(app) as client, stream(client) as reading:
-        hub: EventHub = app.state.events
+    async with served_with_adapters(app) as (client, adapters), stream(client) as reading:
+        hub = adapters.events
         # A small receive buffer, set before connecting (the kernel would grow it otherwise),
         # and a reader that buffers little: once they are full, the consumer reads nothing.
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -301,8 +300,8 @@ async def test_the_stream_cap_answers_503_and_a_disconnect_frees_its_slot(
         database_url=database_url, events_max_streams=2, events_max_streams_per_principal=1
     )
     app = create_app(settings)
-    async with served(app) as client:
-        hub: EventHub = app.state.events
+    async with served_with_adapters(app) as (client, adapters):
+        hub = adapters.events
         async with stream(client), stream(client):
             refused = await client.get(STREAM)
             assert refused.status_code == 503

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncpg
 import httpx
-from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 
-from tenure_server.app.monitor import Monitor
 from tests.api.test_leases import held, release
+from tests.support.lifespan import Running
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -128,10 +127,10 @@ async def test_state_gauges_come_from_the_database(api: httpx.AsyncClient) -> No
     assert not any("secret-holder" in value for (_, pairs) in samples for _, value in pairs)
 
 
-async def test_each_monitor_pass_is_timed_by_role(app: FastAPI, api: httpx.AsyncClient) -> None:
+async def test_each_monitor_pass_is_timed_by_role(app: Running, api: httpx.AsyncClient) -> None:
     """A pass leads (this app is the only replica) and is observed in
     tenure_monitor_pass_duration_seconds, beside the pass counter."""
-    monitor: Monitor = app.state.monitor
+    monitor = app.monitor
     assert await monitor.run_pass()
     samples = await scrape(api)
     timed = value(samples, "tenure_monitor_pass_duration_seconds_count", role="leader")

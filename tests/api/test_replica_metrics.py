@@ -11,11 +11,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tenure_server.app.telemetry import Telemetry
+from tenure_server.adapters.telemetry import Telemetry
 from tenure_server.db.pool import create_pool
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_metrics import scrape, value
+from tests.support.lifespan import running
 from tests.support.postgres import unreachable
 
 POOL_MAX = 7
@@ -28,8 +29,8 @@ async def uncached(database_url: str) -> AsyncIterator[httpx.AsyncClient]:
         database_url=database_url, pool_min_size=1, pool_max_size=POOL_MAX, metrics_cache_seconds=0
     )
     app: FastAPI = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as client:
             yield client
 
@@ -108,7 +109,7 @@ async def test_pool_gauges_count_connections_in_use(database_url: str) -> None:
 
 async def test_the_database_clock_is_watched_from_the_start(uncached: httpx.AsyncClient) -> None:
     """Each replica reads the database's clock from start-up: the offset gauge and both jump
-    counters are on /metrics at once, at 0 (app/database_clock.py)."""
+    counters are on /metrics at once, at 0 (adapters/database_clock.py)."""
     samples = await scrape(uncached)
     assert ("tenure_database_clock_offset_seconds", ()) in samples
     assert abs(value(samples, "tenure_database_clock_offset_seconds")) < 0.25

@@ -17,6 +17,7 @@ from tenure_server.db.notifications import CHANNEL
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import held, problem, release
+from tests.support.lifespan import running
 
 
 async def wait_for(
@@ -75,8 +76,8 @@ async def test_many_waiters_do_not_exhaust_the_pool(small_pool_app: FastAPI) -> 
     """Forty waiters on a pool of two connections: other requests are still answered at once,
     and one release hands the lease to exactly one waiter."""
     app = small_pool_app
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
             lease = await held(api, "close-day", "a", ttl=60)
             waiters = [asyncio.create_task(wait_for(api, f"w{i}", 2)) for i in range(40)]

@@ -12,6 +12,7 @@ from pydantic import SecretStr
 from tenure.auth import hash_token
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
+from tests.support.lifespan import running
 
 TOKENS = {
     "admin": "tnr_admin-token",
@@ -52,8 +53,8 @@ def auth_settings(database_url: str) -> Settings:
 @pytest.fixture
 async def secured(auth_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(auth_settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as api:
             yield api
 

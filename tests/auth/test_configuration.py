@@ -9,7 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from tenure.auth import hash_token
-from tenure_server.app.auth import Authenticator, TokensFileError
+from tenure_server.adapters.auth import Authenticator, TokensFileError
 from tenure_server.domain.errors import RateLimited
 from tenure_server.domain.ratelimit import RateLimiter
 from tenure_server.server.app import create_app
@@ -17,6 +17,7 @@ from tenure_server.server.cli import ConfigurationError, load_settings, serving_
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import problem
 from tests.auth.conftest import TOKENS, bearer, tokens_toml
+from tests.support.lifespan import running
 
 
 def test_without_authentication_only_loopback_is_served(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,8 +126,8 @@ async def test_a_principal_over_its_rate_gets_429(database_url: str) -> None:
         rate_limit_burst=3,
     )
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
             statuses = [
                 (

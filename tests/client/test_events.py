@@ -12,11 +12,11 @@ import pytest
 
 from tenure import AsyncTenure, StreamEvent
 from tenure._events import CONNECTED, DROPPED, RESET
-from tenure_server.app.stream import EventHub
+from tenure_server.adapters.stream import EventHub
 from tenure_server.domain.events import LeaseEvent
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.api.event_streams import served
+from tests.api.event_streams import served_with_adapters
 from tests.integration.test_monitor import eventually
 from tests.support.processes import free_port, running, tenure_command, without_tenure_settings
 
@@ -138,8 +138,8 @@ async def test_a_dropped_stream_reconnects_from_the_id_it_names(database_url: st
         database_url=database_url, events_subscriber_queue=4, events_buffer_size=100_000
     )
     app = create_app(settings)
-    async with served(app) as http:
-        hub: EventHub = app.state.events
+    async with served_with_adapters(app) as (http, adapters):
+        hub = adapters.events
         url = str(http.base_url).rstrip("/")
         async with AsyncTenure(url, holder="watcher") as watcher, AsyncTenure(url) as worker:
             stream = watcher.events()
@@ -180,8 +180,8 @@ async def test_a_stream_dropped_before_its_first_event_misses_nothing_silently(
     replays the whole burst."""
     settings = Settings(database_url=database_url, events_subscriber_queue=5)
     app = create_app(settings)
-    async with served(app) as http:
-        hub: EventHub = app.state.events
+    async with served_with_adapters(app) as (http, adapters):
+        hub = adapters.events
         url = str(http.base_url).rstrip("/")
         async with AsyncTenure(url, holder="watcher") as watcher:
             async with asyncio.timeout(EVENT_TIMEOUT):

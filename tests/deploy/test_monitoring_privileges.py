@@ -7,10 +7,10 @@ import asyncpg
 import httpx
 import pytest
 
-from tenure_server.app.monitor import Monitor
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.deploy.test_operations_guide import guide_database, server
+from tests.support.lifespan import running
 
 __all__ = ["guide_database", "server"]  # fixtures this module uses
 
@@ -28,12 +28,13 @@ async def test_monitor_pass_as_the_runtime_role(guide_database: dict[str, str]) 
     )
     app = create_app(settings)
     async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as api,
+        running(app) as served,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url="http://t") as api,
     ):
         body = {"schedule": "* * * * *", "timezone": "UTC", "deadline_seconds": 1}
         assert (await api.put("/v1/jobs/report", json=body)).status_code == 200
-        monitor: Monitor = app.state.monitor
+        monitor = served.adapters.monitor
+        assert monitor is not None
         assert await monitor.run_pass()
         await monitor.deliver_due()
         assert (await api.get("/v1/overview")).status_code == 200

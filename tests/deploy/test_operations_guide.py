@@ -24,6 +24,7 @@ from tenure_server.db.migrate import migrate
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests import postgres
+from tests.support.lifespan import running
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "operations.md"
@@ -145,8 +146,8 @@ async def test_runtime_role_serves_the_api_but_cannot_delete(
     settings = Settings(database_url=guide_database["app"], migrate_on_start=False, pool_min_size=1)
     app = create_app(settings)
     async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as api,
+        running(app) as served,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url="http://t") as api,
     ):
         assert (await api.get("/readyz")).status_code == 200
         lease = await _call(api, "/v1/leases/report/acquire", {"holder": "a", "ttl_seconds": 30})
@@ -177,8 +178,8 @@ async def test_generation_bump_refuses_every_earlier_generation(
     settings = Settings(database_url=guide_database["app"], migrate_on_start=False, pool_min_size=1)
     app = create_app(settings)
     async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as api,
+        running(app) as served,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=served), base_url="http://t") as api,
     ):
         old = await _call(api, "/v1/leases/report/acquire", {"holder": "a", "ttl_seconds": 60})
         await _call(api, "/v1/fences/store/verify", {"lease": "report", "generation": 1})

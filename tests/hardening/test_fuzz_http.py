@@ -34,6 +34,7 @@ from tests.hardening.strategies import (
     time_zones,
     window_keys,
 )
+from tests.support.lifespan import running
 
 # The app and its database are shared by the examples of a test: each example uses names of
 # its own where state would interfere.
@@ -181,8 +182,8 @@ async def test_any_schedule_resolves_or_is_refused_cleanly(
 @pytest.fixture
 async def secured(database_url: str) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(Settings(database_url=database_url, tokens=SecretStr(tokens_toml())))
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as api:
             yield api
 

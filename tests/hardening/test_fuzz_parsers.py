@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tenure import MAX_GENERATION, format_token, parse_token
 from tenure.schedule import KeyFormat, check_cron, check_timezone, next_occurrence, resolve
-from tenure_server.app.auth import Authenticator, TokensFileError
+from tenure_server.adapters.auth import Authenticator, TokensFileError
 from tenure_server.domain.errors import InvalidInput, Unauthenticated
 from tenure_server.domain.names import (
     NAME_PATTERN,

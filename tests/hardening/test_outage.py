@@ -24,6 +24,7 @@ import pytest
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import PROBLEM
+from tests.support.lifespan import running
 from tests.support.processes import children
 
 # Bounds the test holds the service to, with the settings below. A stopped server refuses
@@ -193,8 +194,8 @@ async def load(database: Database) -> AsyncIterator[Load]:
         lock_timeout_ms=500,
     )
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as api:
             yield Load(api)
 

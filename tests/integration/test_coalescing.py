@@ -14,7 +14,8 @@ import asyncpg
 import httpx
 from asyncpg.transaction import Transaction
 
-from tenure_server.db.repository import Acquire, Repository
+from tenure_server.db.repository import Repository
+from tenure_server.domain.requests import Acquire
 from tests.integration.test_events import events
 
 

@@ -8,7 +8,8 @@ import random
 
 import httpx
 
-from tenure_server.db.repository import Release, Renew, Repository
+from tenure_server.db.repository import Repository
+from tenure_server.domain.requests import Release, Renew
 from tests.api.test_leases import release
 from tests.integration.test_coalescing import row_locked
 from tests.integration.test_events import events

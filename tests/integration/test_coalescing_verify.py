@@ -14,8 +14,9 @@ import httpx
 from tenure_server.app.operations import Operations
 from tenure_server.db.notifications import ReleaseNotifications
 from tenure_server.db.pool import create_pool
-from tenure_server.db.repository import Repository, Verify
+from tenure_server.db.repository import Repository
 from tenure_server.domain.fences import Fence, VerifyFacts
+from tenure_server.domain.requests import Verify
 from tests.api.test_leases import release
 
 

@@ -25,6 +25,7 @@ from tests.api.test_batch_verify import verify_many
 from tests.api.test_fences import verify
 from tests.api.test_leases import held, problem
 from tests.auth.conftest import bearer, tokens_toml
+from tests.support.lifespan import running
 
 
 @asynccontextmanager
@@ -33,8 +34,8 @@ async def serving(
 ) -> AsyncIterator[httpx.AsyncClient]:
     given: dict[str, Any] = {"database_url": database_url, "pool_min_size": 1} | settings
     app = create_app(Settings(**given))
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(
             transport=transport, base_url="http://t", headers=headers
         ) as api:

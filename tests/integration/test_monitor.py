@@ -11,13 +11,14 @@ from typing import Any
 
 import asyncpg
 import httpx
-from fastapi import FastAPI
 
-from tenure_server.app.monitor import MONITOR_LEASE, Monitor
+from tenure_server.adapters.monitor import MONITOR_LEASE
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import release
 from tests.integration.webhook_receiver import Receiver, webhook_receiver
+from tests.support import lifespan
+from tests.support.lifespan import Running
 
 INTERVAL = 0.2
 
@@ -43,16 +44,15 @@ def fast_settings(database_url: str, receiver: Receiver | None = None, **more: A
 
 
 @asynccontextmanager
-async def running(*settings: Settings) -> AsyncIterator[list[FastAPI]]:
+async def running(*settings: Settings) -> AsyncIterator[list[Running]]:
     """Service instances, each with its own pool and monitor loop, on one database."""
     async with AsyncExitStack() as stack:
-        apps = [create_app(each) for each in settings]
-        for app in apps:
-            await stack.enter_async_context(app.router.lifespan_context(app))
-        yield apps
+        yield [
+            await stack.enter_async_context(lifespan.running(create_app(each))) for each in settings
+        ]
 
 
-def client(app: FastAPI) -> httpx.AsyncClient:
+def client(app: Running) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
 
 
@@ -132,7 +132,7 @@ async def test_two_instances_send_one_alert_and_one_resolution(database_url: str
                 "alert.resolved",
             ]
             assert len(receiver.at("/slack")) == 2
-            monitors = [app.state.monitor for app in (first, second)]
+            monitors = [app.monitor for app in (first, second)]
             assert sum(monitor.holding is not None for monitor in monitors) == 1
 
             history = (await api.get("/v1/jobs/close-day/events")).json()["items"]
@@ -160,7 +160,7 @@ async def test_a_restarted_instance_does_not_resend(database_url: str) -> None:
             await overdue_job(api, database_url, "close-day")
             await eventually(lambda: bool(receiver.at("/json")))
         async with running(settings) as (restarted,):
-            monitor: Monitor = restarted.state.monitor
+            monitor = restarted.monitor
             await eventually(lambda: monitor.holding is not None)
             assert await monitor.run_pass()
             await monitor.deliver_due()
@@ -175,7 +175,7 @@ async def test_a_stuck_lease_is_alerted_and_resolved_when_released(database_url:
     """A generation held longer than the bound opens a `stuck` alert, resolved on release."""
     settings = fast_settings(database_url, lease_stuck_after_seconds=3600)
     async with running(settings) as (app,), client(app) as api:
-        monitor: Monitor = app.state.monitor
+        monitor = app.monitor
         lease = await api.post(
             "/v1/leases/nightly/acquire", json={"holder": "h", "ttl_seconds": 60}
         )
@@ -206,7 +206,7 @@ async def test_old_history_is_pruned_in_batches(database_url: str) -> None:
         " '3 days'), ('new', 'registered', now())",
     )
     async with running(settings) as (app,), client(app) as api:
-        monitor: Monitor = app.state.monitor
+        monitor = app.monitor
         await eventually(lambda: monitor.holding is not None)
         await monitor.run_pass()
         await api.post("/v1/leases/fresh/acquire", json={"holder": "h", "ttl_seconds": 60})

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from tenure_server.app.monitor import MONITOR_LEASE, Monitor
+from tenure_server.adapters.monitor import MONITOR_LEASE
 from tenure_server.db.leases import QUERIES
 from tests.auth.conftest import bearer, tokens_toml
 from tests.integration.test_monitor import client, eventually, fast_settings, running, sql
@@ -48,12 +48,12 @@ async def test_the_monitor_leads_again_after_a_restart_while_a_star_client_keeps
     async with running(serving) as (replica,), client(replica) as api:
         api.headers.update(SQUATTER)
         async with running(monitoring) as (first,):
-            await eventually(lambda: first.state.monitor.holding is not None)
+            await eventually(lambda: first.monitor.holding is not None)
         squatter = asyncio.create_task(squat(api, answers))
         try:
             await eventually(lambda: len(answers) >= 20)  # tried while no monitor ran
             async with running(monitoring) as (restarted,):
-                monitor: Monitor = restarted.state.monitor
+                monitor = restarted.monitor
                 await eventually(lambda: monitor.holding is not None)
                 lease = (await api.get(f"/v1/leases/{MONITOR_LEASE}")).json()
                 assert (lease["holder"], lease["held"]) == (monitor.holder, True)
@@ -74,7 +74,7 @@ async def test_a_client_s_holding_from_before_is_taken_over_at_start_up(
     generation = squatted["generation"]
     with caplog.at_level(logging.WARNING, logger="tenure.server"):
         async with running(fast_settings(database_url)) as (app,):
-            monitor: Monitor = app.state.monitor
+            monitor = app.monitor
             await eventually(lambda: monitor.holding is not None, within=5)
             assert monitor.holding is not None
             assert monitor.holding.generation == generation + 1

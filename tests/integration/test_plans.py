@@ -14,10 +14,9 @@ import asyncpg
 import httpx
 import pytest
 
-from tenure_server.db.jobs import JobsRepository
+from tenure_server.db import jobs, monitoring
+from tenure_server.db.connections import Connections
 from tenure_server.db.leases import QUERIES
-from tenure_server.db.monitoring import MonitoringRepository
-from tenure_server.db.statements import Statements
 from tenure_server.db.windows import QUERIES as WINDOWS
 from tests.integration.test_monitored_leases import leases
 from tests.support.grown import Growth, grow
@@ -25,6 +24,8 @@ from tests.support.grown import Growth, grow
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record]"
 
 DAY = 86_400.0
+# The statements whose runs `statements_run` records, by name.
+STATEMENTS = {**jobs.QUERIES, **monitoring.QUERIES}
 
 
 async def fill(connection: Connection, prefix: str, count: int, *, held: bool) -> None:
@@ -61,7 +62,7 @@ async def test_the_monitor_reads_held_leases_and_only_as_many_others_as_it_lists
     await fill(connection, "gone-", 20_000, held=False)
     await fill(connection, "held-", 50, held=True)
     await connection.execute("ANALYZE leases")
-    plan = await analyzed(connection, MonitoringRepository.QUERIES["monitored_leases"], 100)
+    plan = await analyzed(connection, monitoring.QUERIES["monitored_leases"], 100)
     assert rows_read(plan, "leases") <= 200
 
 
@@ -103,7 +104,7 @@ async def test_unregistered_jobs_are_found_without_reading_every_window(
         " now())"
     )
     await connection.execute("ANALYZE job_windows")
-    statement = JobsRepository.QUERIES["unregistered_jobs"]
+    statement = jobs.QUERIES["unregistered_jobs"]
     found = [row["job"] for row in await connection.fetch(statement, "", "", None, 100)]
     assert found == ["job-0", "job-1", "job-2", "job-4", "job-5"]
     plan = await analyzed(connection, statement, "", "", None, 100)
@@ -146,13 +147,29 @@ async def test_a_page_reads_as_much_as_it_shows_under_a_generic_plan(
     )
     await connection.execute("ANALYZE job_windows, job_events")
     middle = await connection.fetchval("SELECT id FROM job_events ORDER BY id OFFSET 30000 LIMIT 1")
-    jobs, windows = JobsRepository.QUERIES, WINDOWS
     pages = {
-        "unregistered jobs up to a bound": (jobs["unregistered_jobs"], "''", "''", "'job-2'", "10"),
-        "unregistered jobs, no bound": (jobs["unregistered_jobs"], "''", "''", "NULL", "10"),
-        "a job's events before a cursor": (jobs["job_events"], "'job-1'", str(middle), "10"),
-        "a job's newest events": (jobs["job_events"], "'job-1'", "NULL", "10"),
-        "a job's windows before a cursor": (windows["list_windows"], "'job-1'", "'k5'", "10"),
+        "unregistered jobs up to a bound": (
+            jobs.QUERIES["unregistered_jobs"],
+            "''",
+            "''",
+            "'job-2'",
+            "10",
+        ),
+        "unregistered jobs, no bound": (
+            jobs.QUERIES["unregistered_jobs"],
+            "''",
+            "''",
+            "NULL",
+            "10",
+        ),
+        "a job's events before a cursor": (
+            jobs.QUERIES["job_events"],
+            "'job-1'",
+            str(middle),
+            "10",
+        ),
+        "a job's newest events": (jobs.QUERIES["job_events"], "'job-1'", "NULL", "10"),
+        "a job's windows before a cursor": (WINDOWS["list_windows"], "'job-1'", "'k5'", "10"),
     }
     for page, (statement, *literals) in pages.items():
         plan = await generic_plan(connection, statement, *literals)
@@ -191,22 +208,23 @@ def statements_run(monkeypatch: pytest.MonkeyPatch) -> Run:
     """The statements the app runs through its repositories meanwhile, by name, with their
     parameters (the real statements, only recorded on their way)."""
     run: Run = []
-    fetch = Statements._fetch
+    fetch = Connections._fetch
+    names = {statement: name for name, statement in STATEMENTS.items()}
 
-    async def recorded(self: Statements, query: str, *args: Any) -> list[asyncpg.Record]:
-        run.append((query, args))
-        return await fetch(self, query, *args)
+    async def recorded(self: Connections, statement: str, *args: Any) -> list[asyncpg.Record]:
+        if statement in names:
+            run.append((names[statement], args))
+        return await fetch(self, statement, *args)
 
-    monkeypatch.setattr(Statements, "_fetch", recorded)
+    monkeypatch.setattr(Connections, "_fetch", recorded)
     return run
 
 
 async def plans_of(connection: Connection, run: Run) -> dict[str, list[dict[str, Any]]]:
     """Each read statement that was run, run again under EXPLAIN ANALYZE with its parameters
     (the last run of each name)."""
-    statements = {**JobsRepository.QUERIES, **MonitoringRepository.QUERIES}
     return {
-        query: await analyzed(connection, statements[query], *args)
+        query: await analyzed(connection, STATEMENTS[query], *args)
         for query, args in run
         if query in READS
     }

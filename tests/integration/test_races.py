@@ -14,6 +14,7 @@ from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_fences import hand_out, verify
 from tests.api.test_leases import release
+from tests.support.lifespan import running
 
 
 async def test_fifty_concurrent_acquires_of_a_free_name_grant_exactly_one(
@@ -116,8 +117,8 @@ async def test_a_serializable_database_default_does_not_turn_refusals_into_error
     finally:
         await connection.close()
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as api:
             responses = await asyncio.gather(
                 *(

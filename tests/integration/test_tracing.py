@@ -24,6 +24,7 @@ from tenure_server.server.app import create_app
 from tenure_server.server.logs import JsonFormatter
 from tenure_server.server.settings import Settings
 from tenure_server.server.tracing import Tracing
+from tests.support.lifespan import running
 
 # httpx's plain JSON takes the express lane; a charset parameter goes through FastAPI
 # (tests/api/test_express.py).
@@ -45,8 +46,8 @@ async def traced(
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     app = create_app(settings, Tracing(provider))
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+    async with running(app) as served:
+        transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as api:
             yield api
 

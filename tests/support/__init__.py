@@ -6,6 +6,8 @@
                 temporary folder; databases made and dropped on it; pgserver's programs
     payments    the fenced downstream app, which is the documented example
                 (examples/payments_api.py), run as a process of its own
+    lifespan    an app's lifespan run in this process, and the app as a server calls it (each
+                request's scope with a copy of the lifespan state, where the services are)
     prometheus  a real Prometheus (Debian's package) scraping given targets and evaluating rule
                 files every second, and its HTTP API (queries, rules, alerts)
 

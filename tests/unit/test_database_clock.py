@@ -1,4 +1,4 @@
-"""The database clock watch (app/database_clock.py): a step of the database's clock, measured
+"""The database clock watch (adapters/database_clock.py): a step of the database's clock, measured
 against the replica's monotonic clock, is exported, counted by direction and logged; the round
 trips of the readings and a move under the threshold are not a jump."""
 
@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from prometheus_client import CollectorRegistry
 
-from tenure_server.app.database_clock import DatabaseClockMetrics, DatabaseClockWatch
+from tenure_server.adapters.database_clock import DatabaseClockMetrics, DatabaseClockWatch
 
 START = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ import logging
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
+from tenure_server.adapters.telemetry import Metrics
 from tenure_server.api.edge import RequestEdge
-from tenure_server.app.telemetry import Metrics
 
 
 def http_scope(path: str = "/v1/x", headers: list[tuple[bytes, bytes]] | None = None) -> Scope:

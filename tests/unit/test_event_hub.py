@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from tenure_server.app.stream import (
+from tenure_server.adapters.stream import (
     MAX_PAYLOAD_BYTES,
     EventHub,
     StreamConfig,
     Subscription,
 )
-from tenure_server.app.stream_wire import EVENT_TYPES, streamed
+from tenure_server.adapters.stream_wire import EVENT_TYPES, streamed
 from tenure_server.domain.errors import ShuttingDown, TooManyStreams
 from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent
 

@@ -3,42 +3,22 @@ logs, bounded metric labels, the dashboard's escaping, and `tenure status` table
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from prometheus_client import generate_latest
 
 from tenure._models import Overview
 from tenure._status import render_overview
+from tenure_server.adapters.telemetry import OTHER, BoundedNames, Metrics
 from tenure_server.api import dashboard
 from tenure_server.app import status as db_status
-from tenure_server.app.telemetry import OTHER, BoundedNames, Metrics
-from tenure_server.db.jobs import JobsRepository
-from tenure_server.db.monitoring import MonitoringRepository
-from tenure_server.db.statements import Statements
 from tenure_server.domain.events import FENCE_REJECTIONS, LeaseEvent, WindowEvent
 from tenure_server.domain.status import LeaseAge, LeaseView
 from tenure_server.server.logs import JsonFormatter
 
 NOW = datetime(2026, 9, 25, 3, 0, tzinfo=UTC)
-
-
-@pytest.mark.parametrize("repository", [JobsRepository, MonitoringRepository])
-def test_statements_and_methods_match(repository: type[Statements]) -> None:
-    """Each statement has a method of its name that runs it, each public method a statement,
-    and each statement starts with its comment."""
-    methods = {
-        name
-        for name, member in inspect.getmembers(repository, inspect.iscoroutinefunction)
-        if not name.startswith("_")
-    }
-    assert methods == set(repository.QUERIES)
-    for name, statement in repository.QUERIES.items():
-        assert f'"{name}"' in inspect.getsource(getattr(repository, name))
-        assert statement.startswith("--"), name
 
 
 def test_json_logs_are_one_object_per_line_with_the_event_fields() -> None:

@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 
 from tenure.sql import parse
-from tenure_server.db import fences, health, leases, windows
+from tenure_server.db import admin, fences, health, jobs, leases, monitoring, windows
 from tenure_server.db.connections import Connections
 from tenure_server.db.repository import Repository
 
@@ -19,6 +19,8 @@ AGGREGATES: list[tuple[ModuleType, type[Connections]]] = [
     (windows, windows.Windows),
     (fences, fences.Fences),
     (health, health.Health),
+    (jobs, jobs.Jobs),
+    (monitoring, monitoring.Monitoring),
 ]
 
 
@@ -48,6 +50,19 @@ def test_the_repository_runs_every_aggregate_s_statements_and_no_other() -> None
     names = [name for module, _ in AGGREGATES for name in statements(module)]
     assert len(names) == len(set(names))
     assert public_methods(Repository) == set(names)
+
+
+def test_the_operator_commands_are_functions_named_after_their_statements() -> None:
+    """`tenure admin` runs on a connection of its own, not the pool: its statements are run by
+    module functions of their names, each naming its own statement."""
+    functions = {
+        name
+        for name, member in inspect.getmembers(admin, inspect.iscoroutinefunction)
+        if not name.startswith("_") and member.__module__ == admin.__name__
+    }
+    assert functions == set(statements(admin))
+    for name in functions:
+        assert f'QUERIES["{name}"]' in inspect.getsource(getattr(admin, name))
 
 
 @pytest.mark.parametrize(("module", "part"), AGGREGATES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tenure.auth import hash_token
-from tenure_server.app.auth import Authenticator, TokensFileError
+from tenure_server.adapters.auth import Authenticator, TokensFileError
 from tenure_server.domain.errors import Forbidden, ReservedName
 from tenure_server.domain.principals import (
     ANONYMOUS,

@@ -11,11 +11,10 @@ import logging
 import time
 from typing import Any
 
-from prometheus_client import Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tenure_server.api.problems import PAYLOAD_TOO_LARGE, problem_response
-from tenure_server.app.telemetry import Metrics
+from tenure_server.app.ports import Observer, RequestMetrics
 
 _log = logging.getLogger("tenure.http")
 # Probes and scrapes arrive every few seconds; their lines are debug, not info.
@@ -90,14 +89,14 @@ class RequestEdge:
     template (never by raw path) and a log line (method, path, route, status, latency;
     successes and probes at debug)."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, metrics: RequestMetrics, max_bytes: int) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be positive")
         self.app = app
         self.metrics = metrics
         self.max_bytes = max_bytes
         # Finding a series by labels() cost more than observing it; as many as the series.
-        self._series: dict[tuple[str, str, int], Histogram] = {}
+        self._series: dict[tuple[str, str, int], Observer] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Send
 
-from tenure_server.api.dependencies import CallerDep
-from tenure_server.api.schemas import problem_responses
-from tenure_server.app.stream import EventHub, Subscription
-from tenure_server.app.stream_wire import (
+from tenure_server.adapters.stream_wire import (
     CONTROL_TYPES,
     EVENT_TYPES,
     RETRY_MILLISECONDS,
     dropped_frame,
 )
+from tenure_server.api.dependencies import CallerDep, EventsDep
+from tenure_server.api.schemas import problem_responses
+from tenure_server.app.ports import EventStream, StreamSubscription
 from tenure_server.domain.errors import Forbidden
 from tenure_server.domain.names import NAME_MAX_LENGTH
 
@@ -68,7 +68,7 @@ class EventStreamResponse(StreamingResponse):
 
     media_type = MEDIA_TYPE
 
-    def __init__(self, content: AsyncGenerator[bytes], subscription: Subscription) -> None:
+    def __init__(self, content: AsyncGenerator[bytes], subscription: StreamSubscription) -> None:
         # No caching by proxies, and no buffering by nginx-like ones.
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         super().__init__(content, headers=headers)
@@ -97,7 +97,7 @@ class EventStreamResponse(StreamingResponse):
 
 
 async def _frames(
-    hub: EventHub, subscription: Subscription, keepalive: float
+    hub: EventStream[Any], subscription: StreamSubscription, keepalive: float
 ) -> AsyncGenerator[bytes]:
     try:
         yield f"retry: {RETRY_MILLISECONDS}\n: connected\n\n".encode()
@@ -131,7 +131,7 @@ async def _frames(
     },
 )
 async def stream(
-    request: Request,
+    hub: EventsDep,
     caller: CallerDep,
     namespace: Annotated[
         str,
@@ -156,7 +156,6 @@ async def stream(
     caller.require("reader", "stream events")
     if namespace and not caller.owns(namespace):
         raise Forbidden(caller.label, "stream events", namespace)
-    hub: EventHub = request.app.state.events
 
     def visible(name: str) -> bool:
         return name.startswith(namespace) and caller.owns(name)

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
-from starlette.datastructures import State
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -97,9 +96,9 @@ class Express:
         # Starlette's routes are objects with a `path`, the template, as HotRoute is: by it
         # `RequestEdge` labels the request's metrics.
         scope["route"] = route
-        state: State = scope["app"].state
         try:
-            response = await route.action(context_of(state, authorization), path, parsed, receive)
+            context = context_of(scope, authorization)
+            response = await route.action(context, path, parsed, receive)
         except TenureError as error:
             response = domain_problem(error)
         await response(scope, receive, send)

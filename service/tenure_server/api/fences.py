@@ -18,8 +18,8 @@ from tenure_server.api.schemas import (
     as_json,
     verifications_json,
 )
-from tenure_server.db.repository import Verify
 from tenure_server.domain.fences import Fence
+from tenure_server.domain.requests import Verify
 
 
 # No second validation of the answer (see leases.py).

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from tenure_server.api import problems
-from tenure_server.api.dependencies import RepositoryDep
+from tenure_server.api.dependencies import HealthDep
 from tenure_server.api.schemas import Health, Problem
-from tenure_server.db.migrate import latest_version
-from tenure_server.db.repository import Repository
-from tenure_server.domain.errors import StorageUnavailable
+from tenure_server.app.readiness import check_ready
 
 router = APIRouter(tags=["health"])
-
-READINESS_TIMEOUT_SECONDS = 2.0
 
 
 @router.get("/healthz")
@@ -29,21 +23,10 @@ async def healthz() -> Health:
     "/readyz",
     responses={503: {"model": Problem, "content": {"application/problem+json": {}}}},
 )
-async def readyz(repository: RepositoryDep) -> Health:
+async def readyz(health: HealthDep) -> Health:
     """Ready when the database answers and every migration this version needs is applied."""
-    await check_ready(repository)
+    await check_ready(health)
     return Health(status="ok")
-
-
-async def check_ready(repository: Repository) -> None:
-    """The readiness check (also `tenure_ready` on /metrics): `StorageUnavailable` unless the
-    database answers in time with every migration this version needs applied."""
-    try:
-        applied = await asyncio.wait_for(repository.applied_migrations(), READINESS_TIMEOUT_SECONDS)
-    except TimeoutError:
-        raise StorageUnavailable("database did not answer the readiness check in time") from None
-    if not applied or applied[-1] < latest_version():
-        raise StorageUnavailable("database schema is behind this version: run `tenure migrate`")
 
 
 @router.get("/problems/{slug}", include_in_schema=False)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from tenure_server.api.dependencies import CallerDep, LimitsDep, MonitoringDep
+from tenure_server.api.dependencies import CallerDep, HistoryDep, LimitsDep
 from tenure_server.api.schemas import LeaseName, problem_responses
 from tenure_server.api.status_schemas import LeaseEventOut, LeaseEventPage, OverviewOut
 from tenure_server.app.status import Overview
@@ -21,7 +21,7 @@ router = APIRouter(tags=["history"])
 async def lease_events(
     name: LeaseName,
     caller: CallerDep,
-    monitoring: MonitoringDep,
+    history: HistoryDep,
     limits: LimitsDep,
     limit: Annotated[int | None, Query(description="Page size.")] = None,
     cursor: Annotated[str | None, Query(max_length=400)] = None,
@@ -30,7 +30,7 @@ async def lease_events(
     generation), released, renew refused. Successful renewals are not recorded."""
     caller.require("reader", "read", name)
     size = limits.page_size(limit)
-    found = await monitoring.history.lease_events(name, event_cursor(cursor), size + 1)
+    found = await history.lease_events(name, event_cursor(cursor), size + 1)
     return LeaseEventPage(
         items=[LeaseEventOut.of(record) for record in found[:size]],
         next_cursor=encode_cursor(str(found[size - 1].id)) if len(found) > size else None,
@@ -38,15 +38,11 @@ async def lease_events(
 
 
 @router.get("/v1/overview", responses=problem_responses(403))
-async def overview(caller: CallerDep, monitoring: MonitoringDep) -> OverviewOut:
+async def overview(caller: CallerDep, history: HistoryDep) -> OverviewOut:
     """Jobs with their status, leases (held first) with their age, open alerts, and notable
     events (takeovers, lost leases, fence rejections, alerts), limited to the caller's names."""
     caller.require("reader", "read the overview")
-    return OverviewOut.of(visible(await read_overview(monitoring), caller))
-
-
-async def read_overview(monitoring: MonitoringDep) -> Overview:
-    return await monitoring.statuses.overview(stuck_after=monitoring.stuck_after_seconds)
+    return OverviewOut.of(visible(await history.overview(), caller))
 
 
 def visible(overview: Overview, caller: Principal) -> Overview:

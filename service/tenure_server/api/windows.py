@@ -14,9 +14,9 @@ from tenure.schedule import check_cron, check_timezone
 from tenure_server.api.dependencies import (
     CallerDep,
     Context,
+    HealthDep,
     LimitsDep,
     OperationsDep,
-    RepositoryDep,
 )
 from tenure_server.api.paths import WindowPath
 from tenure_server.api.schemas import (
@@ -87,7 +87,7 @@ async def list_windows(
 
 @resolver.post("/resolve", responses=problem_responses(401, 403))
 async def resolve(
-    body: ResolveRequest, caller: CallerDep, repository: RepositoryDep, limits: LimitsDep
+    body: ResolveRequest, caller: CallerDep, health: HealthDep, limits: LimitsDep
 ) -> Resolution:
     """The occurrence a schedule meant to run at (or before) `at`, by default now by the
     database clock, and its window key: the same arithmetic as the Python SDK, for clients in
@@ -102,7 +102,7 @@ async def resolve(
     except ValueError as error:
         raise InvalidInput("timezone", str(error)) from None
     tolerance = limits.early_tolerance(body.early_tolerance_seconds)
-    now = await repository.database_now()
+    now = await health.database_now()
     at = body.at or now
     try:
         # In UTC: adding to a local wall clock would be off by an hour across a DST change.

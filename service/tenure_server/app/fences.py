@@ -8,7 +8,6 @@ from functools import partial
 from tenure_server.app.coalescing import NO_COALESCING, Coalescing, batcher, first_per_name
 from tenure_server.app.decisions import decide
 from tenure_server.app.ports import FenceStore
-from tenure_server.db.fences import Verify
 from tenure_server.domain.errors import (
     FenceLeaseMismatch,
     StaleGeneration,
@@ -17,6 +16,7 @@ from tenure_server.domain.errors import (
 )
 from tenure_server.domain.events import EventSink, FenceEvent, fence_rejection
 from tenure_server.domain.fences import Fence, verify_refusal
+from tenure_server.domain.requests import Verify
 
 
 class Fences:

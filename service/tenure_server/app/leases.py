@@ -14,7 +14,6 @@ from tenure_server.app.coalescing import NO_COALESCING, Coalescing, batcher, fir
 from tenure_server.app.decisions import decide
 from tenure_server.app.lock_waits import LockWaits
 from tenure_server.app.ports import LeaseStore, Releases
-from tenure_server.db.leases import Acquire, Acquired, Release, Renew
 from tenure_server.db.notifications import FALLBACK_POLL_SECONDS
 from tenure_server.domain.errors import (
     LeaseHeld,
@@ -32,6 +31,7 @@ from tenure_server.domain.leases import (
     renew_refusal,
 )
 from tenure_server.domain.names import decode_cursor, page, prefix_upper_bound
+from tenure_server.domain.requests import Acquire, Acquired, Release, Renew
 
 # A waiter re-tries this long after the holding's expiry, so the expiry has surely passed.
 EXPIRY_SLACK_SECONDS = 0.01

@@ -8,16 +8,27 @@ reads the state to explain why."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from datetime import datetime
+from typing import Protocol, TypeVar
 
-from tenure_server.db.fences import Verify
-from tenure_server.db.leases import Acquire, Acquired, ForceReleased, Release, Renew
+from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.events import FenceEvent
 from tenure_server.domain.fences import Fence, VerifyFacts
+from tenure_server.domain.history import JobRecord, LeaseRecord, NotableEvent
+from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.leases import HoldingFacts, Lease
-from tenure_server.domain.windows import Due, Holding, Schedule, Window, WindowFacts
+from tenure_server.domain.principals import ForeignHolding, Principal, ReservedUse
+from tenure_server.domain.requests import Acquire, Acquired, ForceReleased, Release, Renew, Verify
+from tenure_server.domain.status import JobFacts, LeaseView
+from tenure_server.domain.windows import (
+    Due,
+    Holding,
+    Schedule,
+    Window,
+    WindowFacts,
+)
 
 
 class LeaseStore(Protocol):
@@ -92,3 +103,100 @@ class EventChannel(Protocol):
 
 class Store(LeaseStore, WindowStore, FenceStore, Protocol):
     """Every port at once: what `Operations` is built from."""
+
+
+class HealthStore(Protocol):
+    async def applied_migrations(self) -> list[int]: ...
+    async def database_now(self) -> datetime: ...
+
+
+class JobStore(Protocol):
+    """Job definitions, the facts their status is computed from, and their history."""
+
+    async def put_job(self, name: str, spec: JobSpec) -> Job | None: ...
+    async def get_job(self, name: str) -> Job | None: ...
+    async def delete_job(self, name: str) -> bool: ...
+    async def list_jobs(
+        self, after: str, prefix: str, prefix_end: str | None, limit: int
+    ) -> list[Job]: ...
+    async def unregistered_jobs(
+        self, after: str, prefix: str, end: str | None, limit: int
+    ) -> list[str]: ...
+    async def window_facts(
+        self, jobs: Sequence[str], named: Sequence[tuple[str, str]]
+    ) -> dict[str, JobFacts]: ...
+    async def job_events(self, job: str, before: int | None, limit: int) -> list[JobRecord]: ...
+
+
+class HistoryStore(Protocol):
+    """The lease and notable history, open alerts and the webhook outbox, as the API and the
+    status reader read them."""
+
+    async def lease_events(
+        self, lease: str, before: int | None, limit: int
+    ) -> list[LeaseRecord]: ...
+    async def recent_events(self, limit: int) -> list[NotableEvent]: ...
+    async def open_alerts(self, limit: int) -> list[OpenAlert]: ...
+    async def monitored_leases(self, limit: int) -> list[tuple[LeaseView, float | None]]: ...
+    async def delivery_backlog(self) -> dict[str, int]: ...
+
+
+class ReservedNames(Protocol):
+    """Uses of the names reserved to the service by anything but the service."""
+
+    async def end_foreign_holding(self, lease: str, service: str) -> ForeignHolding | None: ...
+    async def reserved_names(
+        self, prefix: str, own: Sequence[str], recent_seconds: float, limit: int
+    ) -> list[ReservedUse]: ...
+
+
+class Authenticator(Protocol):
+    """Who a request's Authorization header names (adapters.auth: the tokens file)."""
+
+    def authenticate(self, authorization: str | None) -> Principal: ...
+
+
+class StreamSubscription(Protocol):
+    """One consumer of the event stream (adapters.stream.Subscription)."""
+
+    when_dropped: Callable[[], None] | None
+
+    @property
+    def ending(self) -> str | None: ...
+    @property
+    def last_event_id(self) -> str: ...
+    async def take(self, wait_seconds: float) -> bytes: ...
+
+
+class StreamSettings(Protocol):
+    @property
+    def keepalive_seconds(self) -> float: ...
+
+
+Subscription = TypeVar("Subscription", bound=StreamSubscription)
+
+
+class EventStream(Protocol[Subscription]):
+    """The live event stream (adapters.stream.EventHub), as its route subscribes to it."""
+
+    @property
+    def config(self) -> StreamSettings: ...
+    def subscribe(
+        self, visible: Callable[[str], bool], last_event_id: str | None, principal: str | None
+    ) -> Subscription: ...
+    def unsubscribe(self, subscription: Subscription) -> None: ...
+
+
+class Observer(Protocol):
+    def observe(self, amount: float) -> None: ...
+
+
+class Histogram(Protocol):
+    def labels(self, *values: str) -> Observer: ...
+
+
+class RequestMetrics(Protocol):
+    """The histogram of HTTP requests by method, route and status (adapters.telemetry)."""
+
+    @property
+    def requests(self) -> Histogram: ...

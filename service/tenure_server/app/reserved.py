@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from tenure_server.db.monitoring import MonitoringRepository
+from tenure_server.app.ports import ReservedNames
 from tenure_server.domain.principals import SERVICE_NAMESPACE, SERVICE_PRINCIPAL
 
 # Without an `event` field, so that a JSON log line keeps the message (server/logs.py).
@@ -17,7 +17,7 @@ _log = logging.getLogger("tenure.server")
 WARNED_NAMES = 20
 
 
-async def take_back(monitoring: MonitoringRepository, lease: str) -> bool:
+async def take_back(monitoring: ReservedNames, lease: str) -> bool:
     """End a holding of the service's `lease` by anything but the service, so that the service's
     next acquire takes it over (generation + 1) at once instead of after the holder's TTL. True
     when there was one."""
@@ -40,7 +40,7 @@ async def take_back(monitoring: MonitoringRepository, lease: str) -> bool:
 
 
 async def warn_of_reserved_names(
-    monitoring: MonitoringRepository, own: Sequence[str], recent_seconds: float
+    monitoring: ReservedNames, own: Sequence[str], recent_seconds: float
 ) -> None:
     """One warning naming the deployment's leases (used within `recent_seconds`) and jobs under
     the service's names, which its callers can no longer acquire, renew, release, claim or

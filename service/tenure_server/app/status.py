@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tenure_server.db.jobs import JobsRepository
-from tenure_server.db.monitoring import MonitoringRepository
-from tenure_server.db.repository import Repository
+from tenure_server.app.ports import HealthStore, HistoryStore, JobStore
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import NotableEvent
 from tenure_server.domain.jobs import Job
@@ -66,9 +64,7 @@ class Overview:
 
 
 class StatusReader:
-    def __init__(
-        self, repository: Repository, jobs: JobsRepository, monitoring: MonitoringRepository
-    ) -> None:
+    def __init__(self, repository: HealthStore, jobs: JobStore, monitoring: HistoryStore) -> None:
         self._repository = repository
         self._jobs = jobs
         self._monitoring = monitoring

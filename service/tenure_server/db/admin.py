@@ -8,7 +8,7 @@ from tenure import MAX_GENERATION
 from tenure_server.db.connecting import DEFAULT_CONNECT_TIMEOUT_SECONDS, connect
 from tenure_server.db.sql import load
 
-_SQL = load("admin.sql")
+QUERIES = load("admin.sql")
 
 
 class BumpRefused(ValueError):
@@ -26,7 +26,7 @@ async def bump_generations(
     connection = await connect(dsn, connect_seconds)
     try:
         try:
-            row = await connection.fetchrow(_SQL["bump_generations"], amount)
+            row = await connection.fetchrow(QUERIES["bump_generations"], amount)
         # The floor's trigger refuses a floor past the bound (check_violation), and with it the
         # whole statement; a lease already far past it (an install from before the bound) would
         # overflow bigint first.
@@ -41,7 +41,7 @@ async def bump_generations(
 
 async def highest_generation(connection: asyncpg.Connection[asyncpg.Record]) -> int:
     """The highest generation the floor, a lease or a fence holds."""
-    return int(await connection.fetchval(_SQL["highest_generation"]))
+    return int(await connection.fetchval(QUERIES["highest_generation"]))
 
 
 def _refusal(amount: int, highest: int) -> BumpRefused:

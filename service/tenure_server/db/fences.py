@@ -4,29 +4,14 @@ verify passes, single or batched, is decided by the functions of migration 0008 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from tenure_server.db.connections import Connections, Record, columns
 from tenure_server.db.sql import load
 from tenure_server.domain.events import FenceEvent
 from tenure_server.domain.fences import Fence, VerifyFacts
+from tenure_server.domain.requests import Verify
 
 QUERIES = load("fences.sql")
-
-
-@dataclass(frozen=True, slots=True)
-class Verify:
-    """One verify of a fence, as verify_fence takes it: fields in its $n order, as
-    verify_fences takes their arrays."""
-
-    resource: str
-    lease: str
-    generation: int
-
-    @property
-    def name(self) -> str:
-        """What two verifies in one statement must not share: the fence."""
-        return self.resource
 
 
 class Fences(Connections):

@@ -8,23 +8,22 @@ from collections.abc import Sequence
 from typing import cast
 
 from tenure.schedule import KeyFormat
-from tenure_server.db.repository import Record
+from tenure_server.db.connections import Connections, Record
 from tenure_server.db.sql import load
-from tenure_server.db.statements import Statements
 from tenure_server.db.windows import window_of
 from tenure_server.domain.history import JobRecord
 from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.status import JobFacts, WindowFacts
 from tenure_server.domain.windows import Window
 
+QUERIES = load("jobs.sql")
 
-class JobsRepository(Statements):
-    QUERIES = load("jobs.sql")
 
+class Jobs(Connections):
     async def put_job(self, name: str, spec: JobSpec) -> Job | None:
         """The job as written, or None when the PUT changed nothing."""
         row = await self._fetchrow(
-            "put_job",
+            QUERIES["put_job"],
             name,
             spec.schedule,
             spec.timezone,
@@ -37,17 +36,18 @@ class JobsRepository(Statements):
         return None if row is None else _job(row)
 
     async def get_job(self, name: str) -> Job | None:
-        row = await self._fetchrow("get_job", name)
+        row = await self._fetchrow(QUERIES["get_job"], name)
         return None if row is None else _job(row)
 
     async def delete_job(self, name: str) -> bool:
-        return await self._fetchrow("delete_job", name) is not None
+        return await self._fetchrow(QUERIES["delete_job"], name) is not None
 
     async def list_jobs(
         self, after: str, prefix: str, prefix_end: str | None, limit: int
     ) -> list[Job]:
         return [
-            _job(row) for row in await self._fetch("list_jobs", after, prefix, prefix_end, limit)
+            _job(row)
+            for row in await self._fetch(QUERIES["list_jobs"], after, prefix, prefix_end, limit)
         ]
 
     async def unregistered_jobs(
@@ -55,7 +55,7 @@ class JobsRepository(Statements):
     ) -> list[str]:
         """Names of jobs with windows but no live registration, in name order (as list_jobs),
         before `end` (exclusive: the prefix's upper bound, or nearer)."""
-        rows = await self._fetch("unregistered_jobs", after, prefix, end, limit)
+        rows = await self._fetch(QUERIES["unregistered_jobs"], after, prefix, end, limit)
         return [row["job"] for row in rows]
 
     async def window_facts(
@@ -63,7 +63,10 @@ class JobsRepository(Statements):
     ) -> dict[str, JobFacts]:
         """Per job: its latest completed and started windows, and the (job, key) windows named."""
         rows = await self._fetch(
-            "window_facts", list(jobs), [job for job, _ in named], [key for _, key in named]
+            QUERIES["window_facts"],
+            list(jobs),
+            [job for job, _ in named],
+            [key for _, key in named],
         )
         windows: dict[str, dict[str, WindowFacts]] = {job: {} for job in jobs}
         completed: dict[str, Window] = {}
@@ -83,7 +86,7 @@ class JobsRepository(Statements):
         }
 
     async def job_events(self, job: str, before: int | None, limit: int) -> list[JobRecord]:
-        rows = await self._fetch("job_events", job, before, limit)
+        rows = await self._fetch(QUERIES["job_events"], job, before, limit)
         return [
             JobRecord(
                 id=row["id"],

@@ -6,7 +6,7 @@ functions decided by."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from operator import itemgetter
 from typing import Any
 
@@ -14,49 +14,9 @@ from tenure_server.db.connections import Connections, Record, columns
 from tenure_server.db.sql import load
 from tenure_server.domain.events import LeaseEvent, LeaseEventKind
 from tenure_server.domain.leases import HoldingFacts, Lease
+from tenure_server.domain.requests import Acquire, Acquired, ForceReleased, Release, Renew
 
 QUERIES = load("leases.sql")
-
-
-@dataclass(frozen=True, slots=True)
-class Acquire:
-    """One acquire request, as acquire_lease takes it: fields in its $n order, as
-    acquire_leases takes their arrays."""
-
-    name: str
-    holder: str
-    ttl: float
-    principal: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Renew:
-    """One renew request, as renew_lease takes it: fields in its $n order, as renew_coalesced
-    takes their arrays."""
-
-    name: str
-    holder: str
-    generation: int
-    ttl: float
-    principal: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Release:
-    """One release request, as release_lease takes it: fields in its $n order, as
-    release_coalesced takes their arrays."""
-
-    name: str
-    holder: str
-    generation: int
-    principal: str | None
-    grant: str
-
-
-# The lease, and the event when the acquire began a new holding (None: it extended one).
-Acquired = tuple[Lease, LeaseEvent | None]
-# The lease a force-release moved, and its event.
-ForceReleased = tuple[Lease, LeaseEvent]
 
 
 class Leases(Connections):

@@ -7,50 +7,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from tenure_server.db.connections import Connections
 from tenure_server.db.sql import load
-from tenure_server.db.statements import Statements
 from tenure_server.domain.alerts import Alert, Delivery, OpenAlert
 from tenure_server.domain.history import LeaseRecord, NotableEvent
 from tenure_server.domain.names import prefix_upper_bound
+from tenure_server.domain.principals import ForeignHolding, ReservedUse
 from tenure_server.domain.status import LeaseView
 from tenure_server.domain.windows import Holding
+
+QUERIES = load("monitoring.sql")
 
 
 class Fenced(Exception):
     """The monitor's lease is no longer held by this holding: nothing was written."""
 
 
-@dataclass(frozen=True, slots=True)
-class ForeignHolding:
-    """A holding of a name reserved to the service, by another principal (None: anonymous)."""
-
-    lease: str
-    holder: str
-    principal: str | None
-    generation: int
-
-
-@dataclass(frozen=True, slots=True)
-class ReservedUse:
-    """A lease or a job of the deployment's own under the reserved prefix (`lease`: the job's)."""
-
-    kind: Literal["lease", "job"]
-    name: str
-    lease: str | None
-
-
-class MonitoringRepository(Statements):
-    QUERIES = load("monitoring.sql")
-
+class Monitoring(Connections):
     async def open_alert(
         self, monitor: Holding, alert: Alert, payload: Mapping[str, Any], targets: Sequence[str]
     ) -> bool:
         """True when this call opened the alert; False when it was open already."""
         row = await self._fetchrow(
-            "open_alert",
+            QUERIES["open_alert"],
             *_fence(monitor),
             alert.kind,
             alert.subject,
@@ -74,7 +55,7 @@ class MonitoringRepository(Statements):
     ) -> bool:
         """True when this call resolved the alert; False when it was resolved already."""
         row = await self._fetchrow(
-            "resolve_alert",
+            QUERIES["resolve_alert"],
             *_fence(monitor),
             alert.kind,
             alert.subject,
@@ -88,7 +69,7 @@ class MonitoringRepository(Statements):
     async def end_foreign_holding(self, lease: str, service: str) -> ForeignHolding | None:
         """End a holding of the service's lease `lease` by any principal but `service`: the one
         ended, or None (free, or the service's)."""
-        row = await self._fetchrow("end_foreign_holding", lease, service)
+        row = await self._fetchrow(QUERIES["end_foreign_holding"], lease, service)
         return None if row is None else ForeignHolding(lease, **dict(row))
 
     async def reserved_names(
@@ -97,7 +78,9 @@ class MonitoringRepository(Statements):
         """Leases (used within `recent_seconds`) and live jobs under the reserved `prefix`, but
         the service's `own` leases; at most `limit` of each."""
         upper = prefix_upper_bound(prefix)
-        rows = await self._fetch("reserved_names", prefix, upper, list(own), recent_seconds, limit)
+        rows = await self._fetch(
+            QUERIES["reserved_names"], prefix, upper, list(own), recent_seconds, limit
+        )
         return [ReservedUse(row["kind"], row["name"], row["lease"]) for row in rows]
 
     async def open_alerts(self, limit: int) -> list[OpenAlert]:
@@ -114,13 +97,15 @@ class MonitoringRepository(Statements):
                 ),
                 row["opened_at"],
             )
-            for row in await self._fetch("open_alerts", limit)
+            for row in await self._fetch(QUERIES["open_alerts"], limit)
         ]
 
     async def claim_deliveries(
         self, monitor: Holding, limit: int, claim_seconds: float
     ) -> list[Delivery]:
-        rows = await self._fetch("claim_deliveries", *_fence(monitor), limit, claim_seconds)
+        rows = await self._fetch(
+            QUERIES["claim_deliveries"], *_fence(monitor), limit, claim_seconds
+        )
         return [
             Delivery(row["id"], row["target"], json.loads(row["payload"]), row["attempts"])
             for row in rows
@@ -138,7 +123,7 @@ class MonitoringRepository(Statements):
     ) -> bool:
         """Record an attempt; False when the delivery was claimed again meanwhile."""
         row = await self._fetchrow(
-            "record_attempt",
+            QUERIES["record_attempt"],
             delivery.id,
             delivery.attempt,
             ok,
@@ -150,10 +135,12 @@ class MonitoringRepository(Statements):
         return row is not None and bool(row["current"])
 
     async def delivery_backlog(self) -> dict[str, int]:
-        return {row["what"]: int(row["n"]) for row in await self._fetch("delivery_backlog")}
+        return {
+            row["what"]: int(row["n"]) for row in await self._fetch(QUERIES["delivery_backlog"])
+        }
 
     async def monitored_leases(self, limit: int) -> list[tuple[LeaseView, float | None]]:
-        rows = await self._fetch("monitored_leases", limit)
+        rows = await self._fetch(QUERIES["monitored_leases"], limit)
         return [
             (
                 LeaseView(
@@ -171,7 +158,7 @@ class MonitoringRepository(Statements):
         ]
 
     async def lease_events(self, lease: str, before: int | None, limit: int) -> list[LeaseRecord]:
-        rows = await self._fetch("lease_events", lease, before, limit)
+        rows = await self._fetch(QUERIES["lease_events"], lease, before, limit)
         return [
             LeaseRecord(
                 id=row["id"],
@@ -187,10 +174,12 @@ class MonitoringRepository(Statements):
         ]
 
     async def recent_events(self, limit: int) -> list[NotableEvent]:
-        return [NotableEvent(**dict(row)) for row in await self._fetch("recent_events", limit)]
+        return [
+            NotableEvent(**dict(row)) for row in await self._fetch(QUERIES["recent_events"], limit)
+        ]
 
     async def prune_events(self, retention_seconds: float, batch: int) -> int:
-        row = await self._fetchrow("prune_events", retention_seconds, batch)
+        row = await self._fetchrow(QUERIES["prune_events"], retention_seconds, batch)
         return 0 if row is None else int(row["removed"])
 
 

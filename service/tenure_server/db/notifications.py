@@ -37,7 +37,7 @@ _log = logging.getLogger("tenure.db")
 
 
 class EventListener(Protocol):
-    """Receives the event channel's batches (app.stream's hub); must not block nor raise."""
+    """Receives the event channel's batches (adapters.stream's hub); must not block nor raise."""
 
     def deliver(self, payload: str) -> None: ...
     def connected(self) -> None: ...

@@ -16,7 +16,7 @@ EVERY_NAMESPACE = "*"
 # whatever its namespaces, so no token can hold what the service needs to hold.
 SERVICE_NAMESPACE = "tenure."
 # The principal of the service's own holdings. No caller is it: a token's principal begins with
-# a letter or a digit (app/auth.py) and the anonymous caller's is None. A holding of a reserved
+# a letter or a digit (adapters/auth.py) and the anonymous caller's is None. A holding of a reserved
 # name by another principal is not the service's, and the service does not honour it.
 SERVICE_PRINCIPAL = "@tenure"
 
@@ -61,3 +61,22 @@ class Principal:
 
 
 ANONYMOUS = Principal(None, frozenset({"admin"}), (EVERY_NAMESPACE,))
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignHolding:
+    """A holding of a name reserved to the service, by another principal (None: anonymous)."""
+
+    lease: str
+    holder: str
+    principal: str | None
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReservedUse:
+    """A lease or a job of the deployment's own under the reserved prefix (`lease`: the job's)."""
+
+    kind: Literal["lease", "job"]
+    name: str
+    lease: str | None

@@ -12,10 +12,18 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from types import FrameType
+from typing import Any
 
 from fastapi import FastAPI
 
+from tenure_server.adapters.auth import Authenticator
+from tenure_server.adapters.database_clock import DatabaseClockWatch
+from tenure_server.adapters.monitor import MONITOR_LEASE, Monitor, MonitorConfig
+from tenure_server.adapters.stream import EventHub, FanOut, StreamConfig
+from tenure_server.adapters.telemetry import Telemetry
+from tenure_server.adapters.webhooks import RetryPolicy, WebhookTarget
 from tenure_server.api import (
     docs,
     events,
@@ -30,27 +38,22 @@ from tenure_server.api import (
     ui,
     windows,
 )
-from tenure_server.api.dependencies import Monitoring
 from tenure_server.api.edge import RequestEdge
 from tenure_server.api.express import Express
 from tenure_server.api.hot_routes import HOT_ROUTES
-from tenure_server.app.auth import Authenticator
 from tenure_server.app.coalescing import Coalescing
-from tenure_server.app.database_clock import DatabaseClockWatch
+from tenure_server.app.history import History
+from tenure_server.app.jobs import Jobs
 from tenure_server.app.lock_waits import LockWaits
-from tenure_server.app.monitor import MONITOR_LEASE, Monitor, MonitorConfig
 from tenure_server.app.operations import Operations
 from tenure_server.app.reserved import warn_of_reserved_names
+from tenure_server.app.services import SERVICES, Services
 from tenure_server.app.status import StatusReader
-from tenure_server.app.stream import EventHub, FanOut, StreamConfig
-from tenure_server.app.telemetry import Telemetry
-from tenure_server.app.webhooks import RetryPolicy, WebhookTarget
-from tenure_server.db.jobs import JobsRepository
 from tenure_server.db.migrate import migrate
-from tenure_server.db.monitoring import MonitoringRepository
 from tenure_server.db.notifications import ReleaseNotifications
 from tenure_server.db.pool import create_pool, start_embedded
 from tenure_server.db.repository import Repository
+from tenure_server.domain.events import EventSink
 from tenure_server.domain.ratelimit import RateLimiter
 from tenure_server.server.settings import Settings
 from tenure_server.server.tracing import Tracing
@@ -131,12 +134,41 @@ def _startup_heap_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
+@dataclass(frozen=True, slots=True)
+class Adapters:
+    """The adapters a running app drives, registered in the lifespan state beside the services
+    (for the server's own use and for tests; the routes read only `Services`)."""
+
+    events: EventHub
+    telemetry: Telemetry
+    # None when TENURE_MONITOR_ENABLED is off.
+    monitor: Monitor | None
+
+
+# The key of `Adapters` in the lifespan state (`Services` is under app.services.SERVICES).
+ADAPTERS = "adapters"
+
+
 def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
     """The service's app. `tracing`: where its traces go; by default where the OTEL_* variables
-    say, and none without them (server/tracing.py)."""
+    say, and none without them (server/tracing.py).
+
+    What the routes use is built here (what requests need before start-up: the telemetry, the
+    event hub, the authenticator) and in the lifespan (what needs the database), and registered
+    once, typed, in the lifespan state (`Services`, `Adapters`)."""
+    telemetry = Telemetry(settings.metrics_cache_seconds)
+    # Every event goes to the logs and metrics, and the streamed ones to the event stream.
+    hub = EventHub(stream_config(settings), telemetry.metrics.registry)
+    sink = FanOut(telemetry.sink, hub)
+    authenticator = Authenticator.from_toml(settings.tokens_text())
+    rate_limiter = (
+        RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst, time.monotonic)
+        if settings.rate_limit_per_second > 0
+        else None
+    )
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         dsn = await database_url(settings)
         if settings.migrate_on_start:
             await migrate(dsn, settings.connect_timeout_seconds, settings.migration_patience)
@@ -147,39 +179,44 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
             statement_timeout_ms=settings.statement_timeout_ms,
             lock_timeout_ms=settings.lock_timeout_ms,
         )
-        hub: EventHub = app.state.events
         notifications = ReleaseNotifications(dsn, hub)
         try:
             repository = Repository(pool, settings.pool_acquire_timeout_seconds)
             await _check_durability(repository, settings)
             await notifications.start()
             hub.start(notifications)
-            app.state.repository = repository
-            coalescing = Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements)
-            lock_waits = LockWaits(settings.lock_waits, settings.lock_wait_patience_seconds)
             operations = Operations(
                 repository,
                 notifications,
-                app.state.sink,
-                coalescing,
-                lock_waits,
+                sink,
+                Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements),
+                LockWaits(settings.lock_waits, settings.lock_wait_patience_seconds),
                 settings.max_early_tolerance_seconds,
             )
-            app.state.operations = operations
-            app.state.limits = settings.limits
-            telemetry: Telemetry = app.state.telemetry
+            statuses = StatusReader(repository, repository, repository)
+            services = Services(
+                operations=operations,
+                limits=settings.limits,
+                authenticator=authenticator,
+                rate_limiter=rate_limiter,
+                jobs=Jobs(repository, statuses),
+                history=History(repository, statuses, settings.lease_stuck_after_seconds),
+                health=repository,
+                telemetry=telemetry,
+                events=hub,
+            )
             clock = DatabaseClockWatch(
                 repository,
                 telemetry.database_clock,
                 jump_seconds=settings.database_clock_jump_seconds,
             )
             async with (
-                monitoring(app, settings, repository, operations),
+                monitoring(settings, repository, operations, statuses, sink, telemetry) as monitor,
                 telemetry.pool.watching(pool),
                 clock.watching(settings.database_clock_interval_seconds),
             ):
                 with _drain_on_signals(operations.drain, hub.close), _startup_heap_frozen():
-                    yield
+                    yield {SERVICES: services, ADAPTERS: Adapters(hub, telemetry, monitor)}
         finally:
             await hub.stop()
             await notifications.stop()
@@ -201,13 +238,8 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
     app.include_router(leases.router)
     problems.install(app)
     openapi.with_integer_bounds(app)
-    telemetry = install_monitoring(app, settings)
-    app.state.authenticator = Authenticator.from_toml(settings.tokens_text())
-    app.state.rate_limiter = (
-        RateLimiter(settings.rate_limit_per_second, settings.rate_limit_burst, time.monotonic)
-        if settings.rate_limit_per_second > 0
-        else None
-    )
+    for router in (jobs.router, history.router, metrics.router, ui.router, events.router):
+        app.include_router(router)
     # Added first, so it runs inside RequestEdge: limits, log and metrics apply to it alike.
     app.add_middleware(Express, routes=HOT_ROUTES)
     app.add_middleware(RequestEdge, metrics=telemetry.metrics, max_bytes=settings.max_body_bytes)
@@ -218,18 +250,6 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
     if tracing is not None:
         tracing.install(app)
     return app
-
-
-def install_monitoring(app: FastAPI, settings: Settings) -> Telemetry:
-    """Add the monitoring routes; the app's `Telemetry`."""
-    telemetry = Telemetry(settings.metrics_cache_seconds)
-    app.state.telemetry = telemetry
-    # Every event goes to the logs and metrics, and the streamed ones to the event stream.
-    app.state.events = EventHub(stream_config(settings), telemetry.metrics.registry)
-    app.state.sink = FanOut(telemetry.sink, app.state.events)
-    for router in (jobs.router, history.router, metrics.router, ui.router, events.router):
-        app.include_router(router)
-    return telemetry
 
 
 def stream_config(settings: Settings) -> StreamConfig:
@@ -268,32 +288,22 @@ def monitor_config(settings: Settings) -> MonitorConfig:
 
 @asynccontextmanager
 async def monitoring(
-    app: FastAPI, settings: Settings, repository: Repository, operations: Operations
+    settings: Settings,
+    repository: Repository,
+    operations: Operations,
+    statuses: StatusReader,
+    sink: EventSink,
+    telemetry: Telemetry,
 ) -> AsyncIterator[Monitor | None]:
-    """Put the monitoring repositories on the app and run the monitor loop while inside."""
-    jobs_repository = JobsRepository(repository)
-    history_repository = MonitoringRepository(repository)
-    statuses = StatusReader(repository, jobs_repository, history_repository)
-    app.state.monitoring = Monitoring(
-        jobs_repository, history_repository, statuses, settings.lease_stuck_after_seconds
-    )
+    """Run the monitor loop while inside (None when the monitor is disabled)."""
     # Leases and jobs of the deployment's own that an upgrade put out of reach: said once, here.
-    await warn_of_reserved_names(
-        history_repository, (MONITOR_LEASE,), settings.event_retention_seconds
-    )
+    await warn_of_reserved_names(repository, (MONITOR_LEASE,), settings.event_retention_seconds)
     if not settings.monitor_enabled:
         yield None
         return
-    telemetry: Telemetry = app.state.telemetry
     monitor = Monitor(
-        monitor_config(settings),
-        operations,
-        statuses,
-        history_repository,
-        app.state.sink,
-        telemetry.metrics,
+        monitor_config(settings), operations, statuses, repository, sink, telemetry.metrics
     )
-    app.state.monitor = monitor
     await monitor.start()
     try:
         yield monitor

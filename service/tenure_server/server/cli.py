@@ -31,7 +31,7 @@ from tenure.commands import (
     EXIT_NOT_LISTENING,
     ServerCommands,
 )
-from tenure_server.app.telemetry import MULTIPROCESS_ENV
+from tenure_server.adapters.telemetry import MULTIPROCESS_ENV
 from tenure_server.db.admin import bump_generations
 from tenure_server.db.connecting import DatabaseUnreachable, check_reachable, target
 from tenure_server.db.migrate import MigrationLocked, migrate

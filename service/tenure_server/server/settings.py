@@ -168,7 +168,7 @@ class Settings(BaseSettings):
     metrics_cache_seconds: float = Field(
         default=5.0, ge=0, description="How long /metrics reuses gauges read from the database."
     )
-    # The database clock watch (issue 27; app/database_clock.py).
+    # The database clock watch (issue 27; adapters/database_clock.py).
     database_clock_interval_seconds: float = Field(
         default=5.0,
         gt=0,

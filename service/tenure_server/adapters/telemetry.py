@@ -7,11 +7,11 @@ Three kinds of metrics, chosen for what each must mean (docs/monitoring.md lists
   multiprocess mode: `tenure serve --workers N` points PROMETHEUS_MULTIPROC_DIR at a fresh folder
   before the workers start, and /metrics sums the workers' files, so every scrape of a replica
   sees the whole replica whichever worker answers. Sum them over replicas in PromQL.
-- Gauges of state (job status, lease age, open alerts; app/state_gauges.py) are read from the
+- Gauges of state (job status, lease age, open alerts; adapters/state_gauges.py) are read from the
   database, the one authority, when /metrics is scraped, cached for `metrics_cache_seconds`.
   Every replica reports the same values: aggregate them with max(), not sum(). `tenure_ready` is
   read with them: 1 when this replica passes the /readyz check.
-- Gauges of this replica's database pools (app/pool_gauges.py): every worker's own figures,
+- Gauges of this replica's database pools (adapters/pool_gauges.py): every worker's own figures,
   summed over the live workers; sum them over replicas too.
 
 Label values are bounded: lease and job names (never holders, window keys or resources), and at
@@ -24,14 +24,15 @@ import dataclasses
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from tenure_server.app.database_clock import DatabaseClockMetrics
-from tenure_server.app.pool_gauges import PoolGauges, forget_dead_workers
-from tenure_server.app.state_gauges import DatabaseGauges
+from tenure_server.adapters.database_clock import DatabaseClockMetrics
+from tenure_server.adapters.pool_gauges import PoolGauges, forget_dead_workers
+from tenure_server.adapters.state_gauges import DatabaseGauges, Gauge, state_gauges
+from tenure_server.app.status import Overview
 from tenure_server.domain.events import CATALOGUE, FENCE_REJECTIONS, Event, EventType
 
 _events = logging.getLogger("tenure.events")
@@ -242,3 +243,16 @@ class Telemetry:
             registry.register(self.gauges)
             return generate_latest(registry)
         return generate_latest(self.metrics.registry)
+
+    async def scrape(
+        self,
+        read_state: Callable[[], Awaitable[tuple[Overview, dict[str, int]]]],
+        ready: Callable[[], Awaitable[bool]],
+    ) -> bytes:
+        """The exposition, with the state gauges read again first when they are stale."""
+
+        async def read() -> list[Gauge]:
+            return state_gauges(*await read_state())
+
+        await self.gauges.refresh(read, ready)
+        return self.exposition()

@@ -31,12 +31,12 @@ from datetime import datetime
 
 import httpx
 
+from tenure_server.adapters.telemetry import Metrics
+from tenure_server.adapters.webhooks import RetryPolicy, WebhookTarget, send
 from tenure_server.app.operations import Operations
 from tenure_server.app.reserved import take_back
 from tenure_server.app.status import OPEN_ALERTS_LIMIT, StatusReader
-from tenure_server.app.telemetry import Metrics
-from tenure_server.app.webhooks import RetryPolicy, WebhookTarget, send
-from tenure_server.db.monitoring import Fenced, MonitoringRepository
+from tenure_server.db.monitoring import Fenced, Monitoring
 from tenure_server.domain.alerts import Alert, job_alerts, notification, resolution, stuck_alert
 from tenure_server.domain.errors import LeaseHeld, TenureError
 from tenure_server.domain.events import AlertEvent, EventSink
@@ -74,7 +74,7 @@ class Monitor:
         config: MonitorConfig,
         operations: Operations,
         reader: StatusReader,
-        monitoring: MonitoringRepository,
+        monitoring: Monitoring,
         sink: EventSink,
         metrics: Metrics,
         holder: str | None = None,

@@ -1,0 +1,55 @@
+"""Job definitions with their status, and each job's history: what /v1/jobs serves."""
+
+from __future__ import annotations
+
+from tenure_server.app.ports import JobStore
+from tenure_server.app.status import Evaluated, StatusReader, Unregistered
+from tenure_server.domain.errors import JobNotFound
+from tenure_server.domain.history import JobRecord
+from tenure_server.domain.jobs import Job, JobSpec, check_spec
+
+
+class Jobs:
+    def __init__(self, store: JobStore, statuses: StatusReader) -> None:
+        self._store = store
+        self._statuses = statuses
+
+    async def put(self, name: str, spec: JobSpec) -> Evaluated:
+        """Register the job or update its definition (an identical one changes nothing)."""
+        check_spec(spec, await self._statuses.now())
+        found = await self._store.put_job(name, spec) or await self._store.get_job(name)
+        if found is None:  # deleted between the PUT and the read: say so rather than invent it
+            raise JobNotFound(name)
+        return await self._evaluated(found)
+
+    async def get(self, name: str) -> Evaluated:
+        """The job and its status now, by the database clock; JobNotFound without one."""
+        found = await self._store.get_job(name)
+        if found is None:
+            raise JobNotFound(name)
+        return await self._evaluated(found)
+
+    async def delete(self, name: str) -> None:
+        """Stop monitoring the job; JobNotFound when there was none."""
+        if not await self._store.delete_job(name):
+            raise JobNotFound(name)
+
+    async def page(
+        self, after: str, prefix: str, prefix_end: str | None, size: int
+    ) -> tuple[list[Evaluated], bool]:
+        """Up to `size` jobs in name order after `after`, evaluated, and whether more follow."""
+        rows = await self._store.list_jobs(after, prefix, prefix_end, size + 1)
+        now = await self._statuses.now()
+        return await self._statuses.evaluate(rows[:size], now), len(rows) > size
+
+    async def unregistered(
+        self, after: str, prefix: str, end: str | None, limit: int
+    ) -> list[Unregistered]:
+        return await self._statuses.unregistered(after, prefix, end, limit)
+
+    async def events(self, name: str, before: int | None, limit: int) -> list[JobRecord]:
+        return await self._store.job_events(name, before, limit)
+
+    async def _evaluated(self, job: Job) -> Evaluated:
+        (item,) = await self._statuses.evaluate([job], await self._statuses.now())
+        return item
