@@ -13,7 +13,7 @@ import pytest
 
 from tenure import AsyncTenure, Lease, LeaseLost
 from tenure.pg import fenced_transaction
-from tests.client.conftest import LiveService
+from tests.support.live_service import LiveService
 
 Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
 INSERT = "INSERT INTO commissions (generation) VALUES ($1)"
