@@ -115,16 +115,18 @@ def running(
     env: Mapping[str, str],
     output: IO[bytes] | int | None = None,
     ready_path: str = "/readyz",
+    ready_timeout: float = READY_TIMEOUT_SECONDS,
+    cwd: Path | None = None,
 ) -> Iterator[Server]:
-    """Run `command` (which must listen on 127.0.0.1:`port`) in a session of its own until the
-    block ends. Its output goes to `output` (a file, `subprocess.DEVNULL`; default: this
-    process's own)."""
+    """Run `command` (which must listen on 127.0.0.1:`port`) in a session of its own, in `cwd`
+    (default: this process's), until the block ends. Its output goes to `output` (a file,
+    `subprocess.DEVNULL`; default: this process's own)."""
     process = subprocess.Popen(
-        list(command), env=dict(env), start_new_session=True, stdout=output, stderr=output
+        list(command), env=dict(env), cwd=cwd, start_new_session=True, stdout=output, stderr=output
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_ready(url + ready_path, process)
+        wait_ready(url + ready_path, process, ready_timeout)
         yield Server(url, port, process)
     finally:
         stop(process)
