@@ -19,8 +19,7 @@ from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import held, release
 from tests.integration.test_monitor import complete, eventually, fast_settings, overdue_job, sql
-from tests.support.event_streams import STREAM, EventReader, stream
-from tests.support.live_service import served
+from tests.support.event_streams import STREAM, EventReader, served, stream
 from tests.support.tokens import bearer, tokens_toml
 
 LEASE_FIELDS = {"type", "at", "lease", "holder", "generation"}

@@ -10,8 +10,7 @@ from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_fences import verify
 from tests.api.test_leases import held, problem, release
-from tests.support.event_streams import stream
-from tests.support.live_service import served
+from tests.support.event_streams import served, stream
 from tests.support.tokens import bearer, tokens_toml
 
 

@@ -17,7 +17,7 @@ from tenure_server.domain.events import LeaseEvent
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.integration.test_monitor import eventually
-from tests.support.live_service import served
+from tests.support.event_streams import served
 from tests.support.processes import free_port, running, tenure_command, without_tenure_settings
 
 # Longest wait for an event the test caused.

@@ -1,5 +1,5 @@
-"""What the event stream tests share (the app is served by `tests.support.live_service.served`:
-httpx's ASGITransport buffers a streamed body, so a stream must cross a socket): a reader of
+"""What the event stream tests share: the app served by a real uvicorn in this process (httpx's
+ASGITransport buffers a streamed body, so a stream must cross a socket), and a reader of
 Server-Sent Events that checks each event against the schema openapi/openapi.json documents for
 one (the contract test cannot: schemathesis waits for a response to end, and a stream does not)."""
 
@@ -14,6 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from tenure_server.app.stream import EventHub
+from tenure_server.server.transport import RoundHttpToolsProtocol
+from tests.support.processes import free_port
 
 STREAM = "/v1/events/stream"
 WITHIN_SECONDS = 10.0
@@ -29,6 +35,37 @@ def check_documented(fields: dict[str, str]) -> None:
     assert set(EVENT_SCHEMA["required"]) <= set(fields) <= set(properties), fields
     assert fields["event"] in properties["event"]["enum"], fields
     assert json.loads(fields["data"])["type"] == fields["event"], fields
+
+
+@asynccontextmanager
+async def served(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """The app (lifespan included) behind uvicorn on a loopback port, as `tenure serve` runs it,
+    and a client of it."""
+    port = free_port()
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        http=RoundHttpToolsProtocol,
+        log_config=None,
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+            raise RuntimeError("uvicorn stopped before starting")
+        await asyncio.sleep(0.02)
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            yield client
+    finally:
+        # As SIGTERM does (server/app.py): end the streams, or uvicorn waits for them.
+        hub: EventHub = app.state.events
+        hub.close()
+        server.should_exit = True
+        await task
 
 
 @dataclass

@@ -1,16 +1,15 @@
-"""The service in this process over a real loopback socket, for tests that need real HTTP (a
-stream crosses a socket; httpx's ASGITransport would buffer it) but not a process of its own
-(`tests.support.processes.tenure_service` starts `tenure serve` itself):
+"""The service in this process over a real loopback socket, for tests that need real HTTP but
+not a process of its own (`tests.support.processes.tenure_service` starts `tenure serve` itself):
 
     LiveService(settings)       `create_app` behind uvicorn in a thread with its own event loop,
                                 for synchronous tests and the SDKs (the `service`,
-                                `start_service` and `service_url` fixtures of tests/conftest.py)
-    async with served(app)      an app behind uvicorn as a task of the test's own event loop, and
-                                an httpx client of it (the event stream tests, /ui's browser tests)
-    Proxy(port)                 a TCP proxy in front of either that can stop forwarding: a network
+                                `start_service` and `service_url` fixtures of tests/conftest.py),
+                                over the HTTP protocol `tenure serve` uses (server/transport.py)
+    Proxy(port)                 a TCP proxy in front of it that can stop forwarding: a network
                                 fault injected on the real path (the `proxy` fixture)
 
-Both serve over the HTTP protocol `tenure serve` uses (server/transport.py).
+An app behind uvicorn as a task of the test's own event loop (for async tests: the event stream,
+/ui's browser tests) is `tests.support.event_streams.served`.
 """
 
 from __future__ import annotations
@@ -20,19 +19,14 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 
-import httpx
 import uvicorn
-from fastapi import FastAPI
 
-from tenure_server.app.stream import EventHub
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tenure_server.server.tracing import Tracing
 from tenure_server.server.transport import RoundHttpToolsProtocol
-from tests.support.processes import free_port
 
 STARTUP_TIMEOUT = 15.0
 
@@ -152,37 +146,6 @@ class Proxy:
                 await writer.drain()
         finally:
             writer.close()
-
-
-@asynccontextmanager
-async def served(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    """The app (lifespan included) behind uvicorn on a loopback port, as `tenure serve` runs it,
-    and a client of it."""
-    port = free_port()
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        http=RoundHttpToolsProtocol,
-        log_config=None,
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-            raise RuntimeError("uvicorn stopped before starting")
-        await asyncio.sleep(0.02)
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            yield client
-    finally:
-        # As SIGTERM does (server/app.py): end the streams, or uvicorn waits for them.
-        hub: EventHub = app.state.events
-        hub.close()
-        server.should_exit = True
-        await task
 
 
 # `start_service(**settings)`: the `start_service` fixture, which starts a LiveService with those
