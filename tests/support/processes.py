@@ -46,6 +46,8 @@ TENURE = BIN / "tenure"
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
 POLL_SECONDS = 0.05
+# Where the tests are told which PostgreSQL to use (tests/support/postgres.py).
+TEST_DATABASE_URL = "TENURE_TEST_DATABASE_URL"
 
 
 def free_port() -> int:
@@ -166,7 +168,11 @@ class Processes:
         self._started: list[subprocess.Popen[str]] = []
 
     def start(self, *arguments: str) -> subprocess.Popen[str]:
+        """`arguments` run with this process's environment (a test's TENURE_URL reaches it) but
+        not the suite's own TENURE_TEST_DATABASE_URL, which no command reads (`tenure run`
+        hands its TENURE_* on to the command it runs, and the tests check exactly which)."""
         environment = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+        environment.pop(TEST_DATABASE_URL, None)
         process: subprocess.Popen[str] = subprocess.Popen(
             list(arguments),
             cwd=ROOT,
