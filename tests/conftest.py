@@ -1,5 +1,6 @@
 """Fixtures shared by every test folder: the database server, a fresh database per test, the
-service app on that database, and the processes a test starts."""
+service app on that database, the service over real HTTP in this process, and the processes a
+test starts. The helpers behind them are in tests/support/ (tests/README.md lists them)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import os
 import socket
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import asyncpg
 import httpx
@@ -15,9 +17,10 @@ import pytest
 from tenure_server.db.migrate import migrate
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests import postgres
-from tests.client.conftest import Processes
+from tests.support import postgres
 from tests.support.lifespan import Running, running
+from tests.support.live_service import LiveService, StartService
+from tests.support.processes import Processes
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -30,7 +33,7 @@ def _no_tracing_from_the_environment() -> None:
 
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
-    with postgres.server() as url:
+    with postgres.server(postgres.given_url()) as url:
         yield url
 
 
@@ -97,3 +100,34 @@ def processes() -> Iterator[Processes]:
     started = Processes()
     yield started
     started.close()
+
+
+@pytest.fixture
+def start_service(database_url: str) -> Iterator[StartService]:
+    """Starts the real service on a free loopback port (a thread of this process), on this test's
+    database, with the settings given (`start_service(max_batch_size=1)`); each is stopped after
+    the test."""
+    started: list[LiveService] = []
+
+    def start(**settings: Any) -> LiveService:
+        live = LiveService(
+            Settings(database_url=database_url, pool_min_size=1, pool_max_size=10, **settings)
+        )
+        live.start()
+        started.append(live)
+        return live
+
+    yield start
+    for live in started:
+        live.stop()
+
+
+@pytest.fixture
+def service(start_service: StartService) -> LiveService:
+    """The real service with its default settings."""
+    return start_service()
+
+
+@pytest.fixture
+def service_url(service: LiveService) -> str:
+    return service.url

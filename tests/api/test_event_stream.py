@@ -16,10 +16,10 @@ from tenure_server.db.notifications import LISTENER_NAME
 from tenure_server.domain.events import LeaseEvent
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.api.event_streams import STREAM, EventReader, served, served_with_adapters, stream
 from tests.api.test_leases import held, release
-from tests.auth.conftest import bearer, tokens_toml
 from tests.integration.test_monitor import complete, eventually, fast_settings, overdue_job, sql
+from tests.support.event_streams import STREAM, EventReader, served, served_with_adapters, stream
+from tests.support.tokens import bearer, tokens_toml
 
 LEASE_FIELDS = {"type", "at", "lease", "holder", "generation"}
 WINDOW_FIELDS = {"type", "at", "job", "window", "lease", "holder", "generation", "attempt"}

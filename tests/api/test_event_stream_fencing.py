@@ -8,10 +8,10 @@ from pydantic import SecretStr
 
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.api.event_streams import served, stream
 from tests.api.test_fences import verify
 from tests.api.test_leases import held, problem, release
-from tests.auth.conftest import bearer, tokens_toml
+from tests.support.event_streams import served, stream
+from tests.support.tokens import bearer, tokens_toml
 
 
 async def test_rejections_and_force_releases_reach_a_reader_on_another_replica(

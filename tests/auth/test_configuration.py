@@ -16,8 +16,8 @@ from tenure_server.server.app import create_app
 from tenure_server.server.cli import ConfigurationError, load_settings, serving_settings
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import problem
-from tests.auth.conftest import TOKENS, bearer, tokens_toml
 from tests.support.lifespan import running
+from tests.support.tokens import TOKENS, bearer, tokens_toml
 
 
 def test_without_authentication_only_loopback_is_served(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ from tenure_server.api.hot_routes import HOT_ROUTES
 from tenure_server.db.leases import QUERIES
 from tests.api.test_express import EXPRESS, FASTAPI
 from tests.api.test_leases import problem
-from tests.auth.conftest import bearer, register_old_job
+from tests.support.tokens import bearer, register_old_job
 
 HOLDING = {"holder": "squatter", "generation": 1}
 JOB = {"schedule": "0 3 * * *", "timezone": "UTC"}

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.api.test_leases import problem
-from tests.auth.conftest import TOKENS, bearer
+from tests.support.tokens import TOKENS, bearer
 
 HOLDING = {"holder": "h", "generation": 1}
 # (method, path template, body); {ns} is replaced by the namespace under test.

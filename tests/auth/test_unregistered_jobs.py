@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.api.test_windows import holding
-from tests.auth.conftest import bearer
+from tests.support.tokens import bearer
 
 
 async def test_unregistered_jobs_are_shown_only_in_the_callers_namespaces(

@@ -22,7 +22,7 @@ from chaos.cluster import service_env
 from chaos.upgrade import previous_migrations, schema_refusals
 
 from tenure_server.db.migrate import migrate
-from tests import postgres
+from tests.support import postgres
 from tests.support.postgres import execute
 from tests.support.processes import TENURE, free_port, running, tenure_command
 

@@ -1,4 +1,5 @@
-"""The commands the `tenure run` tests run, and what the tests watch them with."""
+"""The commands the client tests run (`tenure run`'s children, the SDK worker, a schedule that
+fired just now), and what the tests watch them with."""
 
 from __future__ import annotations
 
@@ -8,9 +9,30 @@ import select
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from tenure import resolve_window
+
 PYTHON = sys.executable
+# The SDK worker the tests start as processes of their own (`processes.python(WORKER, ...)`).
+WORKER = Path(__file__).with_name("worker.py")
+# How far behind the database's clock a host's clock runs in the clock-skew tests.
+SKEW = timedelta(minutes=5)
+
+
+def recent_daily_schedule() -> tuple[str, str, str]:
+    """A daily UTC schedule that fired 2.5–3.5 minutes ago, its window key ("date") today by the
+    real clock (the database's), and yesterday's, by a clock running SKEW behind."""
+    now = datetime.now(UTC)
+    fired = now - timedelta(minutes=2.5)
+    cron = f"{fired.minute} {fired.hour} * * *"
+    today = resolve_window(cron, "UTC", "date", now=now)
+    yesterday = resolve_window(cron, "UTC", "date", now=now - SKEW)
+    assert today != yesterday
+    return cron, today, yesterday
+
+
 # The command the tests run: writes its pid and TENURE_* environment to a file, optionally
 # ignores SIGTERM or records it, then sleeps; exits with the given status.
 CHILD = """

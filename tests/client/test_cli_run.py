@@ -11,8 +11,8 @@ import pytest
 
 from tenure import LeaseHeld, Tenure, resolve_window, run_once
 from tenure._supervisor import EXIT_COMPLETED, EXIT_HELD, EXIT_UNREACHABLE
-from tests.client.conftest import SKEW, Processes, recent_daily_schedule
-from tests.client.run_commands import PYTHON, child, wait_for
+from tests.client.run_commands import PYTHON, SKEW, child, recent_daily_schedule, wait_for
+from tests.support.processes import Processes
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 

@@ -17,9 +17,9 @@ import pytest
 
 from tenure import LeaseHeld, Tenure
 from tenure._supervisor import EXIT_LOST
-from tests.client.conftest import Processes, Proxy
 from tests.client.run_commands import DeathWatch, alive, child, escaping, running, wait_for
-from tests.support.processes import children
+from tests.support.live_service import Proxy
+from tests.support.processes import Processes, children
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 

@@ -12,8 +12,7 @@ import time
 import pytest
 
 from tenure import Tenure
-from tests.client.conftest import Processes
-from tests.support.processes import tenure_service
+from tests.support.processes import Processes, tenure_service
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,7 @@ from tenure import (
     WindowCompleted,
     WindowNotFound,
 )
-from tests.client.conftest import Proxy
+from tests.support.live_service import Proxy
 
 
 def test_sync_client_runs_every_operation(client: Tenure, service_url: str) -> None:

@@ -18,8 +18,8 @@ import pytest
 
 from tenure import JobSpec, RunContext, Tenure, WindowNotDue, once_per, resolve_window, run_once
 from tenure._client import clock_skew
-from tests.client.conftest import WORKER, Processes, recent_daily_schedule
-from tests.support.processes import TENURE
+from tests.client.run_commands import WORKER, recent_daily_schedule
+from tests.support.processes import TENURE, Processes
 
 PYTHON = sys.executable
 FAKETIME = shutil.which("faketime")

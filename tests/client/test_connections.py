@@ -7,7 +7,7 @@ import asyncio
 import itertools
 
 from tenure import AsyncTenure
-from tests.client.conftest import Proxy
+from tests.support.live_service import Proxy
 
 CONCURRENT = 32  # more than httpx's default of 20 connections kept open
 ROUNDS = 3

@@ -16,8 +16,8 @@ from tenure_server.adapters.stream import EventHub
 from tenure_server.domain.events import LeaseEvent
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.api.event_streams import served_with_adapters
 from tests.integration.test_monitor import eventually
+from tests.support.event_streams import served_with_adapters
 from tests.support.processes import free_port, running, tenure_command, without_tenure_settings
 
 # Longest wait for an event the test caused.

@@ -22,7 +22,9 @@ from tenure import (
     once_per,
     run_once,
 )
-from tests.client.conftest import Processes, StartService, recent_daily_schedule
+from tests.client.run_commands import WORKER, recent_daily_schedule
+from tests.support.live_service import StartService
+from tests.support.processes import Processes
 
 
 def test_a_completed_window_is_skipped(client: Tenure) -> None:
@@ -184,8 +186,8 @@ def test_two_processes_for_one_window_run_fn_once(
     log = tmp_path / "runs.log"
     start_at = str(time.time() + 1.5)
     workers = [
-        processes.worker(
-            "run-once", service_url, "close-day", "2026-09-24", str(log), start_at, "1"
+        processes.python(
+            WORKER, "run-once", service_url, "close-day", "2026-09-24", str(log), start_at, "1"
         )
         for _ in range(2)
     ]
@@ -210,7 +212,7 @@ def test_a_killed_holder_is_replaced_within_ttl_and_one_retry_period(
     """SIGKILL the holding process: another holder, retrying every TTL/3, gets the lease within
     TTL + one retry period, with the next generation."""
     ttl, retry_period = 1.0, 1.0 / 3
-    holder = processes.worker("hold", service_url, "job", str(ttl))
+    holder = processes.python(WORKER, "hold", service_url, "job", str(ttl))
     assert holder.stdout is not None
     held = json.loads(holder.stdout.readline())
     time.sleep(2 * ttl)  # it renews: still held after two TTLs

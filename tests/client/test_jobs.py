@@ -17,7 +17,7 @@ from tenure import (
     resolve_window,
     run_once,
 )
-from tests.client.conftest import Processes
+from tests.support.processes import Processes
 
 DAILY = JobSpec(schedule="5 0 * * *", timezone="America/Sao_Paulo", key="previous_day")
 

@@ -20,7 +20,9 @@ from tenure import (
     RetryPolicy,
     Tenure,
 )
-from tests.client.conftest import Processes, Proxy
+from tests.client.run_commands import WORKER
+from tests.support.live_service import Proxy
+from tests.support.processes import Processes
 
 TTL = 1.0
 INTERVAL = TTL / 3
@@ -281,7 +283,7 @@ def test_waiter_acquires_within_the_ttl_after_the_holder_dies(
     if not _server_waits(client):
         pytest.skip("the service does not accept wait_seconds yet")
     ttl = 1.5
-    holder = processes.worker("hold", service_url, "job", str(ttl))
+    holder = processes.python(WORKER, "hold", service_url, "job", str(ttl))
     assert holder.stdout is not None
     held = json.loads(holder.stdout.readline())
     holder.send_signal(signal.SIGKILL)

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from tenure import AsyncTenure, LeaseLost, Tenure
-from tests.client.conftest import StartService
 from tests.client.test_lease import SLACK, TTL, _expire
+from tests.support.live_service import StartService
 
 HANDLES = 10
 BATCH_PATH = "/v1/leases/renew"

@@ -28,7 +28,7 @@ from opentelemetry.util._once import Once
 from tenure import AsyncTenure, RunContext, Tenure, arun_once, run_once
 from tenure_server.server.settings import Settings
 from tenure_server.server.tracing import Tracing
-from tests.client.conftest import LiveService
+from tests.support.live_service import LiveService
 
 
 @pytest.fixture

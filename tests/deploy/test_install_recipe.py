@@ -5,14 +5,11 @@ extra, a console script that does not start) fails here instead of in an image b
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import venv
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,11 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.processes import free_port, running, tenure_command, without_tenure_settings
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_SECONDS = 90.0
-STOP_TIMEOUT_SECONDS = 30.0
 INSTALL_TIMEOUT_SECONDS = 420
 STOPPED_BY_SIGTERM = {0, 128 + signal.SIGTERM, -signal.SIGTERM}
 
@@ -46,8 +44,8 @@ def _clean_environment() -> dict[str, str]:
     """This environment without TENURE_* settings and without the outer virtualenv."""
     environment = {
         name: value
-        for name, value in os.environ.items()
-        if not name.startswith("TENURE_") and name not in {"VIRTUAL_ENV", "PYTHONPATH"}
+        for name, value in without_tenure_settings().items()
+        if name not in {"VIRTUAL_ENV", "PYTHONPATH"}
     }
     environment["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return environment
@@ -57,13 +55,6 @@ def _fresh_venv(folder: Path) -> Path:
     """A new virtualenv with pip and nothing else; returns its bin folder."""
     venv.EnvBuilder(with_pip=True, clear=True).create(folder)
     return folder / "bin"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
@@ -83,35 +74,6 @@ def data_dir() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _wait_for(url: str, process: subprocess.Popen[bytes], log: Path, deadline: float) -> None:
-    last = "no answer"
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"tenure serve exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            response = httpx.get(url, timeout=2.0)
-        except httpx.TransportError as error:
-            last = repr(error)
-        else:
-            if response.status_code == 200:
-                return
-            last = f"{response.status_code} {response.text[:200]}"
-        time.sleep(0.5)
-    pytest.fail(f"{url} not 200 within {START_TIMEOUT_SECONDS:.0f} s: {last}\n{log.read_text()}")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> int:
-    if process.poll() is not None:
-        return process.returncode
-    process.send_signal(signal.SIGTERM)
-    try:
-        return process.wait(timeout=STOP_TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        raise
-
-
 @pytest.mark.timeout(INSTALL_TIMEOUT_SECONDS + 180)
 def test_wheel_with_server_extra_installs_and_serves(
     wheel: Path, tmp_path: Path, data_dir: Path
@@ -121,23 +83,25 @@ def test_wheel_with_server_extra_installs_and_serves(
     bin_dir = _fresh_venv(tmp_path / "venv")
     _run(bin_dir / "python", "-m", "pip", "install", f"tenure[server] @ {wheel.as_uri()}")
 
-    port = _free_port()
+    port = free_port()
     environment = _clean_environment() | {"TENURE_DATA_DIR": str(data_dir)}
+    command = tenure_command(port, "--host", "127.0.0.1", tenure=bin_dir / "tenure")
     log = tmp_path / "serve.log"
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [str(bin_dir / "tenure"), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            env=environment,
-            cwd=tmp_path,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
+    with log.open("wb") as output:
         try:
-            deadline = time.monotonic() + START_TIMEOUT_SECONDS
-            _wait_for(f"http://127.0.0.1:{port}/healthz", process, log, deadline)
-            _wait_for(f"http://127.0.0.1:{port}/readyz", process, log, deadline)
-        finally:
-            returncode = _stop(process)
+            # In tmp_path, so that nothing is imported from this repository.
+            with running(
+                command,
+                port,
+                env=environment,
+                output=output,
+                ready_timeout=START_TIMEOUT_SECONDS,
+                cwd=tmp_path,
+            ) as server:
+                assert httpx.get(f"{server.url}/healthz", timeout=2.0).status_code == 200
+        except (RuntimeError, TimeoutError) as error:
+            pytest.fail(f"{error}:\n{log.read_text()}")
+    returncode = server.process.returncode
     text = log.read_text()
     # uvicorn exits with 128 + SIGTERM after a graceful shutdown; what matters is that it was one.
     assert returncode in STOPPED_BY_SIGTERM, text

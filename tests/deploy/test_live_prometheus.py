@@ -33,7 +33,6 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests import postgres
 from tests.deploy.helm_chart import CHART
 from tests.deploy.promql import (
     PROMETHEUS_OWN,
@@ -42,6 +41,7 @@ from tests.deploy.promql import (
     metric_name,
     selectors,
 )
+from tests.support import postgres
 from tests.support.processes import tenure_service
 from tests.support.prometheus import Prometheus, prometheus, prometheus_program
 

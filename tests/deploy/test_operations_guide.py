@@ -23,7 +23,7 @@ import yaml
 from tenure_server.db.migrate import migrate
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests import postgres
+from tests.support import postgres
 from tests.support.lifespan import running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ async def _execute(url: str, sql: str, *, one_by_one: bool) -> None:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    with postgres.server() as url:
+    with postgres.server(postgres.given_url()) as url:
         yield url
 
 

@@ -15,8 +15,8 @@ from contextlib import AbstractContextManager
 import httpx
 import pytest
 
-from tests.auth.conftest import bearer, register_old_job, tokens_toml
 from tests.support.processes import Server, tenure_service
+from tests.support.tokens import bearer, register_old_job, tokens_toml
 
 pytestmark = pytest.mark.slow
 MONITOR = "tenure.monitor"

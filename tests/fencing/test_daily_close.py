@@ -14,9 +14,8 @@ import httpx
 import pytest
 from examples.daily_close import FENCED_OFF, SERVICE_ERROR, iso_day
 
-from tests.client.conftest import Processes
 from tests.support.payments import payments_service
-from tests.support.processes import free_port
+from tests.support.processes import Processes, free_port
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "daily_close.py"
 DAY = "2026-09-26"

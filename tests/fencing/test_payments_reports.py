@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from tenure import AsyncTenure
-from tests.api.event_streams import stream
-from tests.client.conftest import LiveService
+from tests.support.event_streams import stream
+from tests.support.live_service import LiveService
 from tests.support.payments import payments_service
 
 DAY = "2026-09-25"

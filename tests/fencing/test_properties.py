@@ -21,7 +21,7 @@ from tenure import AsyncTenure
 from tenure._fencing import FenceStore, MemoryFenceStore, RemoteFenceStore, accepted_token
 from tenure._middleware import ASGIApp, FencingMiddleware, Receive, Scope, Send
 from tenure.pg import PostgresFenceStore
-from tests.client.conftest import LiveService
+from tests.support.live_service import LiveService
 
 Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
 GENERATIONS = 6  # the remote test hands out this many generations of its lease first

@@ -13,8 +13,8 @@ import pytest
 
 from tenure import AsyncTenure, Lease, LeaseLost, SchemaTooOld
 from tenure.pg import fenced_transaction
-from tests import postgres
-from tests.client.conftest import LiveService
+from tests.support import postgres
+from tests.support.live_service import LiveService
 
 Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
 INSERT = "INSERT INTO commissions (generation) VALUES ($1)"

@@ -33,7 +33,7 @@ from tenure._middleware import FencingMiddleware, Receive, Scope, Send
 from tenure._retry import NO_RETRY
 from tenure.pg import QUERIES, PostgresFenceStore
 from tenure.sql import parse
-from tests.client.conftest import LiveService
+from tests.support.live_service import LiveService
 
 Pool: TypeAlias = "asyncpg.Pool[asyncpg.Record]"
 PG_MODULE = Path(__file__).resolve().parents[2] / "client" / "tenure" / "pg.py"

@@ -23,10 +23,11 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.client.conftest import Processes
-from tests.fencing.conftest import worker
 from tests.fencing.worker import DAY
 from tests.support.payments import payments_service
+from tests.support.processes import Processes
+
+WORKER = Path(__file__).with_name("worker.py")
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 
@@ -62,11 +63,11 @@ def run_timeline(
     go_a, go_b = tmp_path / "go-a", tmp_path / "go-b"
     go_b.touch()
     common = (tenure_url, "close-day", TTL)
-    a = worker(processes, mode, *common, "0", str(go_a), "A", target)
+    a = processes.python(WORKER, mode, *common, "0", str(go_a), "A", target)
     a_held = line(a)
     os.kill(a.pid, signal.SIGSTOP)
     try:
-        b = worker(processes, "sql" if mode == "sql-inside" else mode, *common, B_WAIT,
+        b = processes.python(WORKER, "sql" if mode == "sql-inside" else mode, *common, B_WAIT,
                    str(go_b), "B", target)  # fmt: skip
         b_held = line(b)
         b_wrote = line(b)

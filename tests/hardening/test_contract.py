@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.auth.conftest import bearer, tokens_toml
+from tests.support.tokens import bearer, tokens_toml
 
 OPENAPI = Path(__file__).resolve().parents[2] / "openapi" / "openapi.json"
 PROBLEM_JSON = "application/problem+json"

@@ -23,7 +23,6 @@ from tenure_server.domain.principals import SERVICE_NAMESPACE
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import PROBLEM
-from tests.auth.conftest import bearer, tokens_toml
 from tests.hardening.strategies import (
     authorization_values,
     cron_expressions,
@@ -35,6 +34,7 @@ from tests.hardening.strategies import (
     window_keys,
 )
 from tests.support.lifespan import running
+from tests.support.tokens import bearer, tokens_toml
 
 # The app and its database are shared by the examples of a test: each example uses names of
 # its own where state would interfere.

@@ -24,7 +24,6 @@ from tenure_server.domain.names import (
     decode_cursor,
     encode_cursor,
 )
-from tests.auth.conftest import TOKENS, tokens_toml
 from tests.hardening.strategies import (
     authorization_values,
     cron_expressions,
@@ -35,6 +34,7 @@ from tests.hardening.strategies import (
     time_zones,
     tokens_files,
 )
+from tests.support.tokens import TOKENS, tokens_toml
 
 EXAMPLES = settings(max_examples=300, deadline=None)
 KEYS: list[KeyFormat] = ["occurrence", "date", "previous_day"]

@@ -19,7 +19,7 @@ from tenure import sql
 from tenure_server.db import fences, leases, windows
 from tenure_server.db import sql as service_sql
 from tenure_server.db.migrate import available, migrate
-from tests import postgres
+from tests.support import postgres
 
 # The rules: the families of migration functions that decide whether a holding, a lease, a fence
 # or a window may change and what it becomes. A statement that changes one calls at least one.

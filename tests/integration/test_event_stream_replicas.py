@@ -11,8 +11,8 @@ import pytest
 
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.api.event_streams import STREAM, EventReader, served, stream
 from tests.api.test_leases import held
+from tests.support.event_streams import STREAM, EventReader, served, stream
 from tests.support.processes import tenure_service
 
 

@@ -13,7 +13,7 @@ import pytest
 from tenure import MAX_GENERATION
 from tenure_server.db import leases
 from tenure_server.db.migrate import migrate
-from tests import postgres
+from tests.support import postgres
 from tests.support.postgres import execute
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "TRUNCATE")

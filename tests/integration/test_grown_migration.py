@@ -21,9 +21,9 @@ import pytest
 from chaos.upgrade import previous_migrations, previous_statements
 
 from tenure_server.db.migrate import Migration, available, migrate
-from tests import postgres
 from tests.integration.test_lock_waits import fenced_transaction
 from tests.integration.test_migrate_locks import ALTER_LEASES
+from tests.support import postgres
 from tests.support.grown import Growth, grow_leases
 
 GROWN_LEASES = int(os.environ.get("TENURE_TEST_GROWN_LEASES", "100000"))

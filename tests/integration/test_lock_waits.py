@@ -24,8 +24,8 @@ from tenure_server.server.settings import Settings
 from tests.api.test_batch_verify import verify_many
 from tests.api.test_fences import verify
 from tests.api.test_leases import held, problem
-from tests.auth.conftest import bearer, tokens_toml
 from tests.support.lifespan import running
+from tests.support.tokens import bearer, tokens_toml
 
 
 @asynccontextmanager

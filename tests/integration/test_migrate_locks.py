@@ -15,9 +15,9 @@ import pytest
 
 from tenure.commands import EXIT_MIGRATION_LOCKED
 from tenure_server.db.migrate import LockPatience, Migration, MigrationLocked, available, migrate
-from tests import postgres
 from tests.api.test_leases import held
 from tests.integration.test_lock_waits import fenced_transaction
+from tests.support import postgres
 from tests.support.processes import TENURE, without_tenure_settings
 
 # Stands for the next migration that alters the leases table: it needs an ACCESS EXCLUSIVE lock,

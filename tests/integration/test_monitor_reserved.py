@@ -13,8 +13,8 @@ from pydantic import SecretStr
 
 from tenure_server.adapters.monitor import MONITOR_LEASE
 from tenure_server.db.leases import QUERIES
-from tests.auth.conftest import bearer, tokens_toml
 from tests.integration.test_monitor import client, eventually, fast_settings, running, sql
+from tests.support.tokens import bearer, tokens_toml
 
 SQUATTER = bearer("every-client")
 

@@ -13,7 +13,7 @@ import pytest
 from tenure_server.db.migrate import available, migrate
 from tenure_server.server.app import UnsafeDatabase, create_app
 from tenure_server.server.settings import Settings
-from tests import postgres
+from tests.support import postgres
 
 
 async def test_concurrent_migrations_apply_each_version_once(server_url: str) -> None:

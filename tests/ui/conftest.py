@@ -8,7 +8,7 @@ import pytest
 
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
-from tests.api.event_streams import served as serving
+from tests.support.event_streams import served as serving
 
 
 @pytest.fixture

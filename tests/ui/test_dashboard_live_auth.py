@@ -9,7 +9,7 @@ from pydantic import SecretStr
 
 from tenure import AsyncTenure
 from tenure_server.server.settings import Settings
-from tests.auth.conftest import TOKENS, tokens_toml
+from tests.support.tokens import TOKENS, tokens_toml
 from tests.ui.browser import chromium
 from tests.ui.test_dashboard_live import SHOWN_WITHIN_MS
 

@@ -9,7 +9,7 @@ each (bench/README.md, step 13).
 
 It relies on uvicorn's protocol keeping the transport `connection_made` gives it and calling
 only the transport methods defined here; pyproject.toml pins uvicorn's minor version, and
-tests/unit/test_http_protocol.py checks both against the installed uvicorn.
+tests/unit/test_transport.py checks both against the installed uvicorn.
 """
 
 from __future__ import annotations
