@@ -1,13 +1,15 @@
 """Two builds of the service timed in turns (A/B): this checkout's against another's, each
 `tenure serve --workers 2` from its own checkout's .venv on its own database of one PostgreSQL.
 
-    .venv/bin/python bench/ab.py --before ../before [--rounds 6] [--seconds 3] [--connections 16]
+    TMPDIR=/dev/shm .venv/bin/python bench/ab.py --before ../before [--rounds 20] [--seconds 2]
 
 `--before` is a checkout of the code before a change with its own .venv (e.g. `git worktree
 add --detach ../before <commit> && (cd ../before && scripts/bootstrap)`). In each round every
 workload runs once on each side, the side that goes first alternating, so the machine's drift
 falls on both; each round's after ÷ before rate is one ratio, and the median, min and max of
-the ratios are reported per workload.
+the ratios are reported per workload (each round's rates go to stderr). With TMPDIR on a
+memory file system the embedded PostgreSQL's commits wait for no disk: what is left to compare is
+the two builds' CPU, not the disk's noise.
 """
 
 from __future__ import annotations
@@ -85,8 +87,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="checkout with its .venv")
     parser.add_argument("--database-url", help="PostgreSQL server to use (default: embedded)")
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--seconds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--seconds", type=int, default=2)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     args = parser.parse_args()
@@ -106,6 +108,9 @@ def main() -> None:
         for workload in args.workloads:
             rates = _rates(servers, workload, args.rounds, args.seconds, args.connections)
             ratios = [a / b for a, b in zip(rates["after"], rates["before"], strict=True)]
+            for side in SIDES:  # every round's figure, for the spread
+                figures = [round(rate) for rate in rates[side]]
+                print(f"{workload} {side}: {figures}", file=sys.stderr)
             print(
                 f"| {workload} | {statistics.median(rates['before']):,.0f} "
                 f"| {statistics.median(rates['after']):,.0f} | {statistics.median(ratios):.3f} "
