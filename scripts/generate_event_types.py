@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from generated_file import write_or_check
+
 from tenure_server.domain.events import CATALOGUE, FAMILIES
 
 TARGET = Path(__file__).resolve().parent.parent / "client" / "tenure" / "_event_types.py"
@@ -60,14 +62,7 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if "--check" in argv:
-        if TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET} is out of date: run make events", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(TARGET, render(), argv, "make events")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from generated_file import write_or_check
+
 from tenure.problems import MEDIA_TYPE, TYPE_PREFIX, ProblemType
 
 TARGET = Path(__file__).resolve().parent.parent / "client" / "node" / "lib" / "problems.js"
@@ -113,14 +115,7 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if "--check" in argv:
-        if TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET} is out of date: run scripts/generate_node_problems.py")
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(TARGET, render(), argv, "make node")
 
 
 if __name__ == "__main__":
