@@ -16,8 +16,8 @@ from tenure import StreamEvent
 from tenure._event_types import FAMILIES as CLIENT_FAMILIES
 from tenure._event_types import NAME_FIELDS, STREAM_TYPES
 from tenure._status import render_event
-from tenure_server.adapters.stream_wire import EVENT_TYPES, streamed
 from tenure_server.adapters.telemetry import Metrics, TelemetrySink
+from tenure_server.app.stream_wire import EVENT_TYPES, streamed
 from tenure_server.domain.events import (
     CATALOGUE,
     FAMILIES,

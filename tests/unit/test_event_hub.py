@@ -14,7 +14,7 @@ from tenure_server.adapters.stream import (
     StreamConfig,
     Subscription,
 )
-from tenure_server.adapters.stream_wire import EVENT_TYPES, streamed
+from tenure_server.app.stream_wire import EVENT_TYPES, streamed
 from tenure_server.domain.errors import ShuttingDown, TooManyStreams
 from tenure_server.domain.events import AlertEvent, Event, FenceEvent, LeaseEvent, WindowEvent
 

@@ -14,9 +14,9 @@ import pytest
 
 from tenure import StreamEvent
 from tenure._status import render_event
-from tenure_server.adapters.stream_wire import EVENT_TYPES, streamed
 from tenure_server.api import dashboard
 from tenure_server.app import status as db_status
+from tenure_server.app.stream_wire import EVENT_TYPES, streamed
 from tenure_server.domain.alerts import Alert, OpenAlert
 from tenure_server.domain.events import Event
 from tests.unit.test_event_hub import ONE_OF_EACH

@@ -19,7 +19,7 @@ silently skips the gap. A subscriber whose queue is full is dropped (`stream.dro
 where to resume) and forgotten, so a consumer that stops reading holds no more than its queue.
 Streams are capped per process and per principal, so that one token cannot take them all.
 
-Each event is framed once per replica (adapters/stream_wire.py), and the bytes shared by every
+Each event is framed once per replica (app/stream_wire.py), and the bytes shared by every
 stream.
 """
 
@@ -38,14 +38,14 @@ from typing import Literal
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from tenure_server.adapters.stream_wire import (
+from tenure_server.app.ports import EventChannel
+from tenure_server.app.stream_wire import (
     frame,
     is_streamed,
     reset_frame,
     streamed,
     to_json,
 )
-from tenure_server.app.ports import EventChannel
 from tenure_server.domain.errors import ShuttingDown, TenureError, TooManyStreams
 from tenure_server.domain.events import Event, EventSink
 

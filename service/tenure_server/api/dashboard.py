@@ -11,8 +11,8 @@ from html import escape
 from importlib.resources import files
 
 from tenure.durations import duration, relative
-from tenure_server.adapters.stream_wire import EVENT_TYPES, to_json
 from tenure_server.app.status import Evaluated, Overview, Unregistered
+from tenure_server.app.stream_wire import EVENT_TYPES, to_json
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import NotableEvent
 from tenure_server.domain.status import JOB_STATES, LeaseAge, run_seconds

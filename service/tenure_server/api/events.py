@@ -11,15 +11,15 @@ from fastapi import APIRouter, Header, Query
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Send
 
-from tenure_server.adapters.stream_wire import (
+from tenure_server.api.dependencies import CallerDep, EventsDep
+from tenure_server.api.schemas import problem_responses
+from tenure_server.app.ports import EventStream, StreamSubscription
+from tenure_server.app.stream_wire import (
     CONTROL_TYPES,
     EVENT_TYPES,
     RETRY_MILLISECONDS,
     dropped_frame,
 )
-from tenure_server.api.dependencies import CallerDep, EventsDep
-from tenure_server.api.schemas import problem_responses
-from tenure_server.app.ports import EventStream, StreamSubscription
 from tenure_server.domain.errors import Forbidden
 from tenure_server.domain.names import NAME_MAX_LENGTH
 

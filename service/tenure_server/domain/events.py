@@ -4,7 +4,7 @@ table of event types.
 
 The operations report events to an `EventSink`; the service's sink writes structured logs and
 Prometheus counters (`tenure_server.adapters.telemetry`), and the live stream publishes some of them
-(`tenure_server.adapters.stream_wire`). Both read what to do with each type from `CATALOGUE`, as do
+(`tenure_server.app.stream_wire`). Both read what to do with each type from `CATALOGUE`, as do
 /ui's script (handed the streamed names) and the client's `tenure status --watch` (its
 `tenure/_event_types.py` is generated from it by scripts/generate_event_types.py). Adding an
 event type is one entry there and the code that emits it; tests/unit/test_event_catalogue.py
