@@ -122,7 +122,7 @@ async def test_the_single_and_batch_acquires_leave_an_exhausted_lease_alone(
     connection: asyncpg.Connection[asyncpg.Record],
 ) -> None:
     """With the floor at the bound, the batch acquires the lease below it and leaves out the one
-    at it and the new name; the single statement refuses both too, and explain_acquire names the
+    at it and the new name; the single statement refuses both too, and explain_holding names the
     generation none may follow. The holder of a lease at the bound still extends it."""
     await lease_at(connection, "top", MAX_GENERATION, held=False)
     await lease_at(connection, "mine", MAX_GENERATION, held=True)
@@ -141,7 +141,9 @@ async def test_the_single_and_batch_acquires_leave_an_exhausted_lease_alone(
     assert (mine["generation"], mine["new_holding"]) == (MAX_GENERATION, False)
 
     explained = {
-        name: (await connection.fetch(STATEMENTS["explain_acquire"], name))[0]
+        name: (await connection.fetch(STATEMENTS["explain_holding"], name, "b", None, None, None))[
+            0
+        ]
         for name in ("new", "top", "mid")
     }
     assert {name: row["exhausted_at"] for name, row in explained.items()} == {

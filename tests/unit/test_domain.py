@@ -70,9 +70,10 @@ def test_acquire_refusal_names_the_exhausted_generation_of_a_free_lease() -> Non
 
 def test_force_release_refusal() -> None:
     """No lease: not found; no generation left to move it to: exhausted; else the state moved."""
-    assert isinstance(force_release_refusal("l", None, None), errors.LeaseNotFound)
-    assert isinstance(force_release_refusal("l", LEASE, 3), errors.GenerationExhausted)
-    assert force_release_refusal("l", LEASE, None) is None
+    assert isinstance(force_release_refusal("l", NONE), errors.LeaseNotFound)
+    exhausted = replace(OTHERS, exhausted_at=3)
+    assert isinstance(force_release_refusal("l", exhausted), errors.GenerationExhausted)
+    assert force_release_refusal("l", OTHERS) is None
 
 
 def test_renew_refusal_tells_a_lost_lease_from_another_principal() -> None:

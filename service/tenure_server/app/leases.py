@@ -346,8 +346,8 @@ class Leases:
             return lease
 
         async def explain() -> TenureError | None:
-            current, exhausted_at = await self._lease_store.explain_acquire(name)
-            return force_release_refusal(name, current, exhausted_at)
+            facts = await self._lease_store.explain_holding(name, None, None, None)
+            return force_release_refusal(name, facts)
 
         return await decide("force-release", statement, explain)
 

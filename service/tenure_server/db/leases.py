@@ -98,25 +98,16 @@ class Leases(Connections):
         )
         return lease, event
 
-    async def explain_acquire(self, name: str) -> tuple[Lease | None, int | None]:
-        """The lease (None without a row), and the generation no holding of it can follow (None
-        while one can): why an acquire or force-release changed nothing."""
-        row = await self._fetchrow(QUERIES["explain_acquire"], name)
-        if row is None:
-            raise RuntimeError("explain_acquire returned no row")
-        exhausted_at: int | None = row["exhausted_at"]
-        return (None if row["name"] is None else read_lease(row)), exhausted_at
-
     async def explain_holding(
         self,
         name: str,
-        holder: str,
+        holder: str | None,
         generation: int | None,
         principal: str | None,
         grant: str | None = None,
     ) -> HoldingFacts:
-        """The facts an acquire, renew or release of the holding named was decided by: why it
-        changed nothing, or that it would pass now."""
+        """The facts an acquire, renew, release (of the holding named) or force-release (no
+        holder) was decided by: why it changed nothing, or that it would pass now."""
         row = await self._fetchrow(
             QUERIES["explain_holding"], name, holder, generation, principal, grant
         )

@@ -68,14 +68,14 @@ def acquire_refusal(name: str, facts: HoldingFacts) -> LeaseHeld | GenerationExh
 
 
 def force_release_refusal(
-    name: str, current: Lease | None, exhausted_at: int | None
+    name: str, facts: HoldingFacts
 ) -> LeaseNotFound | GenerationExhausted | None:
     """Why a force-release changed nothing: no such lease, or no generation left to move it to;
     None when the state moved meanwhile (a lease inserted since)."""
-    if current is None:
+    if facts.lease is None:
         return LeaseNotFound(name)
-    if exhausted_at is not None:
-        return GenerationExhausted(name, exhausted_at)
+    if facts.exhausted_at is not None:
+        return GenerationExhausted(name, facts.exhausted_at)
     return None
 
 

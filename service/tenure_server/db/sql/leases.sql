@@ -312,7 +312,7 @@ UPDATE leases SET awaited_until = greatest(awaited_until, now() + make_interval(
 -- current generation, and the fences of this lease are raised to the new one too
 -- (tenure_fences_raised_v1, which locks them in resource order, as verify_fences does, so a
 -- concurrent batch cannot deadlock with this statement). The row stays expired and released. A
--- lease at the largest generation has none left to move to: no row, explained by explain_acquire.
+-- lease at the largest generation has none left to move to: no row, explained by explain_holding.
 WITH forced AS (
     UPDATE leases
        SET generation = generation + 1, previous_holder = holder, holder = '(force-released)',
@@ -337,26 +337,14 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
  CROSS JOIN fenced
  CROSS JOIN LATERAL (SELECT pg_notify('tenure_lease_released', forced.name)) AS wake;
 
--- name: explain_acquire
--- $1 name. Why an acquire (or force-release) changed nothing; a plain read, it decides nothing:
--- the lease as get_lease reads it (NULLs without a row), and exhausted_at, the generation no
--- holding can follow (NULL while one can), by the rule the statements decided by: the lease's
--- own generation, or the floor's for a name without a row.
-SELECT l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at, l.expires_at,
-       l.released_at, l.principal, l.granted_xact::text AS grant_id,
-       (tenure_answer_v1(l.expires_at - now())).*,
-       CASE WHEN NOT tenure_has_next_generation_v1(last.generation) THEN last.generation END
-           AS exhausted_at
-  FROM tenure_generation_floor AS floor
-  LEFT JOIN leases AS l ON l.name = $1
- CROSS JOIN LATERAL (SELECT coalesce(l.generation, floor.generation) AS generation) AS last;
-
 -- name: explain_holding
--- $1 name, $2 holder, $3 generation (NULL for an acquire), $4 principal, $5 grant (NULL but for a
--- release). Why an acquire, renew or release of the holding named changed nothing: a plain read,
+-- $1 name, $2 holder (NULL for a force-release), $3 generation (NULL for an acquire), $4 principal,
+-- $5 grant (NULL but for a release). Why an acquire, renew, release or force-release changed
+-- nothing: a plain read,
 -- it decides nothing. The lease as get_lease reads it (NULLs without a row), and the facts the
 -- deciding statements decided by, each from the same migration function, by now():
--- exhausted_at as for explain_acquire; may_acquire (tenure_may_acquire_v2, or for a name without
+-- exhausted_at, the generation no holding can follow (NULL while one can: the lease's own
+-- generation, or the floor's for a name without a row); may_acquire (tenure_may_acquire_v2, or for a name without
 -- a row whether the floor leaves a generation); holds (tenure_holds_v1); named, the holding
 -- named is the lease's latest, current or not (tenure_holding_named_v1); foreign, named but
 -- bound to another principal (tenure_bound_to_v1); may_release (tenure_may_release_v1). A fact
