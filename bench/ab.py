@@ -26,8 +26,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 import runners
-from database import bench_database, prefill
-from tests.support import postgres
+from database import bench_database, prefill, side_databases
 from tests.support.processes import Server, free_port, running, tenure_command
 from workloads import RENEW_POOL, WINDOW_LEASES
 
@@ -38,23 +37,17 @@ WORKLOADS = ("acquire", "renew", "claim_complete", "verify")
 @contextmanager
 def _services(bench_url: str, commands: dict[str, Path]) -> Iterator[dict[str, Server]]:
     """One database and one service per side; each service migrates its own database."""
-    names = {side: f"tenure_ab_{side}_{os.getpid()}" for side in SIDES}
-    asyncio.run(postgres.execute(bench_url, *(f"CREATE DATABASE {n}" for n in names.values())))
-    try:
-        with ExitStack() as stack:
-            servers = {}
-            for side, name in names.items():
-                port = free_port()
-                env = dict(os.environ, TENURE_DATABASE_URL=postgres.with_database(bench_url, name))
-                command = tenure_command(port, "--workers", "2", tenure=commands[side])
-                servers[side] = stack.enter_context(
-                    running(command, port, env=env, output=subprocess.DEVNULL)
-                )
-                asyncio.run(_held(env["TENURE_DATABASE_URL"]))
-            yield servers
-    finally:
-        drops = (f"DROP DATABASE IF EXISTS {n} WITH (FORCE)" for n in names.values())
-        asyncio.run(postgres.execute(bench_url, *drops))
+    with side_databases(bench_url, "ab", SIDES) as urls, ExitStack() as stack:
+        servers = {}
+        for side, url in urls.items():
+            port = free_port()
+            env = dict(os.environ, TENURE_DATABASE_URL=url)
+            command = tenure_command(port, "--workers", "2", tenure=commands[side])
+            servers[side] = stack.enter_context(
+                running(command, port, env=env, output=subprocess.DEVNULL)
+            )
+            asyncio.run(_held(url))
+        yield servers
 
 
 async def _held(url: str) -> None:

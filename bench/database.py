@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
@@ -73,6 +73,19 @@ def bench_database(given_url: str | None) -> Iterator[Database]:
         finally:
             drop = f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"
             asyncio.run(postgres.execute(server_url, drop))
+
+
+@contextmanager
+def side_databases(server_url: str, label: str, sides: Sequence[str]) -> Iterator[dict[str, str]]:
+    """One empty database per side of a comparison, on the server of `server_url`, named
+    `tenure_<label>_<side>_<pid>`; their URLs by side, and the databases dropped afterwards."""
+    names = {side: f"tenure_{label}_{side}_{os.getpid()}" for side in sides}
+    asyncio.run(postgres.execute(server_url, *(f"CREATE DATABASE {n}" for n in names.values())))
+    try:
+        yield {side: postgres.with_database(server_url, name) for side, name in names.items()}
+    finally:
+        drops = (f"DROP DATABASE IF EXISTS {name} WITH (FORCE)" for name in names.values())
+        asyncio.run(postgres.execute(server_url, *drops))
 
 
 async def prefill(url: str, prefix: str, groups: int, per_group: int) -> str:

@@ -32,9 +32,9 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 import runners
-from database import bench_database, prefill
+from database import bench_database, prefill, side_databases
 from targets import format_ms, format_rate
-from tests.support import lifespan, postgres
+from tests.support import lifespan
 from tests.support.grown import YEAR, Growth, grow
 from tests.support.processes import Server, free_port, running, tenure_command
 from workloads import RENEW_POOL, Measurement, median_of
@@ -76,17 +76,11 @@ def _rotated(round_: int) -> tuple[str, ...]:
 
 @contextmanager
 def _databases(bench_url: str) -> Iterator[dict[str, str]]:
-    """The two databases, next to the benchmark's own, migrated; dropped afterwards."""
-    names = {side: f"tenure_grown_{side}_{os.getpid()}" for side in SIDES}
-    asyncio.run(postgres.execute(bench_url, *(f"CREATE DATABASE {n}" for n in names.values())))
-    try:
-        urls = {side: postgres.with_database(bench_url, name) for side, name in names.items()}
+    """A database per side, next to the benchmark's own, migrated; dropped afterwards."""
+    with side_databases(bench_url, "grown", SIDES) as urls:
         for url in urls.values():
             asyncio.run(migrate(url))
         yield urls
-    finally:
-        drops = (f"DROP DATABASE IF EXISTS {name} WITH (FORCE)" for name in names.values())
-        asyncio.run(postgres.execute(bench_url, *drops))
 
 
 @contextmanager
