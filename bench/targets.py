@@ -1,10 +1,14 @@
-"""The targets of issue 9, each judged from one run's figures: pass, FAIL, or n/a."""
+"""The targets of issues 9 and 29, each judged from one run's figures: pass, FAIL, or n/a."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import sdk_cycles
 from results import Results
 from workloads import percentile
+
+Judge = Callable[[Results], tuple[str, bool | None]]
 
 
 def format_rate(value: float) -> str:
@@ -120,9 +124,75 @@ TARGETS = (
 )
 
 
-def targets_table(r: Results) -> list[str]:
+def _target_batch_verify(r: Results) -> tuple[str, bool | None]:
+    tenure, raw = r.peak("batch_verify", "tenure"), r.peak("batch_verify", "raw")
+    if not tenure or not raw or not raw.rate:
+        return "not measured", None
+    ratio = tenure.rate / raw.rate
+    text = f"{ratio:.2f}× ({format_rate(tenure.rate)} vs {format_rate(raw.rate)}/s, best of each)"
+    return text, ratio >= 1
+
+
+def _over(
+    r: Results, workload: str, baseline: str, connections: int, bound: float
+) -> tuple[str, bool | None]:
+    tenure, other = (
+        r.median(workload, "tenure", connections),
+        r.median(workload, baseline, connections),
+    )
+    if not tenure or not other or not other.rate:
+        return f"not measured (needs {connections} connections)", None
+    ratio = tenure.rate / other.rate
+    rates = f"{format_rate(tenure.rate)} vs {format_rate(other.rate)}/s"
+    return f"{ratio:.2f}× ({rates} at {connections} conns)", ratio >= bound
+
+
+def _target_cycles_over_raw(r: Results) -> tuple[str, bool | None]:
+    judged = [_over(r, "cycle", "raw", c, 1.5) for c in (16, 64)]
+    verdicts = [ok for _, ok in judged]
+    ok = None if None in verdicts else all(verdicts)
+    return "; ".join(text for text, _ in judged), ok
+
+
+def _target_handoff_tight(r: Results) -> tuple[str, bool | None]:
+    text, ok = _target_handoff(r)
+    if ok is None:
+        return text, None
+    return text, percentile(sorted(r.handoff), 0.99) * 1000 < 5
+
+
+def _target_latency_pgbench(r: Results) -> tuple[str, bool | None]:
+    tenure, pgbench = r.median("acquire", "tenure", 1), r.median("acquire", "pgbench", 1)
+    if not tenure or not pgbench or not pgbench.p50_ms:
+        return "not measured (needs 1 connection)", None
+    ratio = tenure.p50_ms / pgbench.p50_ms
+    text = f"{ratio:.2f}× ({format_ms(tenure.p50_ms)} vs {format_ms(pgbench.p50_ms)} ms)"
+    return text, ratio <= 2
+
+
+# Issue 29's "remaining gaps" of the service, judged from the same run's figures.
+GAP_TARGETS = (
+    ("batch verify, verifies per second", "≥ raw asyncpg's rate", _target_batch_verify),
+    (
+        "acquire req/s at 64 connections",
+        "≥ 1.5× pgbench",
+        lambda r: _over(r, "acquire", "pgbench", 64, 1.5),
+    ),
+    (
+        "acquire→release cycles/s at 16 and 64",
+        "≥ 1.5× raw asyncpg at each",
+        _target_cycles_over_raw,
+    ),
+    ("hand-off, release → waiter holds it", "p99 < 5 ms", _target_handoff_tight),
+    ("acquire p50 at 1 connection", "≤ 2× pgbench's", _target_latency_pgbench),
+)
+
+
+def targets_table(
+    r: Results, targets: tuple[tuple[str, str, Judge], ...] | None = None
+) -> list[str]:
     lines = ["| measure | target | measured | verdict |", "|---|---|---|---|"]
-    for measure, target, evaluate in TARGETS:
+    for measure, target, evaluate in TARGETS if targets is None else targets:
         text, ok = evaluate(r)
         lines.append(f"| {measure} | {target} | {text} | {_verdict(ok)} |")
     return lines
