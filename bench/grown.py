@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.client
+import logging
 import os
 import statistics
 import subprocess
@@ -41,6 +42,7 @@ from workloads import RENEW_POOL, Measurement, median_of
 
 from tenure_server.db.migrate import migrate
 from tenure_server.server.app import create_app
+from tenure_server.server.logs import JsonFormatter
 from tenure_server.server.settings import Settings
 
 # young: the grown database's jobs and held leases without their history, so that grown ÷ young
@@ -146,10 +148,31 @@ def _operations(
                 results.operations.setdefault((workload, side), []).append(measured)
 
 
+@contextmanager
+def _logs_discarded() -> Iterator[None]:
+    """The in-process monitors log as `tenure serve` does (JSON at info), to nowhere, as the
+    servers' output goes: the pass pays for its log lines and the report is not buried in them."""
+    logger = logging.getLogger("tenure")
+    with open(os.devnull, "w") as sink:
+        handler = logging.StreamHandler(sink)
+        handler.setFormatter(JsonFormatter())
+        logger.addHandler(handler)
+        level, propagate = logger.level, logger.propagate
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+            logger.propagate = propagate
+
+
 async def _monitor_passes(urls: dict[str, str], results: GrownResults, rounds: int) -> None:
     """Passes of the service's own monitor, one app per database in this process; its loop's
     first pass would wait the interval (30 min), so only these run."""
     async with AsyncExitStack() as stack:
+        stack.enter_context(_logs_discarded())
         monitors = {}
         for side, url in urls.items():
             settings = Settings(
