@@ -26,9 +26,10 @@ import os
 import threading
 from collections.abc import Awaitable, Callable
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from tenure_server.adapters.database_clock import DatabaseClockMetrics
+from tenure_server.adapters.exposition import Exposition
 from tenure_server.adapters.pool_gauges import PoolGauges, forget_dead_workers
 from tenure_server.adapters.state_gauges import DatabaseGauges, Gauge, state_gauges
 from tenure_server.adapters.worker_metrics import WorkerMetrics
@@ -234,18 +235,19 @@ class Telemetry:
         self.database_clock = DatabaseClockMetrics(self.metrics.registry)
         # Under workers, a scrape shows every worker's files and the state gauges; the collector
         # of the files keeps what it decoded from one scrape to the next.
-        self._exposed = self.metrics.registry
+        exposed = self.metrics.registry
         if self._folder:
-            self._exposed = CollectorRegistry()
-            self._exposed.register(WorkerMetrics(self._folder))
-            self._exposed.register(self.gauges)
+            exposed = CollectorRegistry()
+            exposed.register(WorkerMetrics(self._folder))
+            exposed.register(self.gauges)
+        self._exposition = Exposition(exposed)
 
     def exposition(self) -> bytes:
         """The text format of every metric: this process's (or all workers') and the gauges."""
         self.pool.sample()
         if self._folder:
             forget_dead_workers(self._folder)
-        return generate_latest(self._exposed)
+        return self._exposition.render()
 
     async def scrape(
         self,
