@@ -25,8 +25,6 @@ from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
 Labels = tuple[tuple[str, str], ...]
-# What a merged family holds: by label set (without "le"), each sample's value.
-Merged = defaultdict[Labels, dict[tuple[str, Labels], float]]
 # How the gauge modes (multiprocess_mode) combine the workers' values of one series.
 _GAUGE_RULES: dict[str, Callable[[float, float], float]] = {
     "min": min,
@@ -37,12 +35,14 @@ _GAUGE_RULES: dict[str, Callable[[float, float], float]] = {
 
 @dataclass(frozen=True, slots=True)
 class _Key:
-    """One series as a file names it: its family, sample name, sorted labels and the family's
-    help; for a histogram's bucket, the bucket's bound and the labels without it."""
+    """One series as a file names it: its family, sample name, sorted labels (and as the dict
+    the exposition reads) and the family's help; for a histogram's bucket, the bucket's bound
+    and the labels without it."""
 
     family: str
     sample: str
     labels: Labels
+    label_dict: dict[str, str]
     help: str
     bound: float | None
     without_bound: Labels
@@ -50,72 +50,74 @@ class _Key:
 
 def _decode(key: str) -> _Key:
     family, sample, labels, help_text = json.loads(key)
-    sorted_labels = tuple(sorted(labels.items()))
-    bound = labels.get("le") if sample.endswith("_bucket") else None
+    return _key(family, sample, tuple(sorted(labels.items())), help_text)
+
+
+def _key(family: str, sample: str, labels: Labels, help_text: str) -> _Key:
+    bound = dict(labels).get("le") if sample.endswith("_bucket") else None
     return _Key(
         family,
         sample,
-        sorted_labels,
+        labels,
+        dict(labels),
         help_text,
         None if bound is None else float(bound),
-        tuple(pair for pair in sorted_labels if pair[0] != "le"),
+        tuple(pair for pair in labels if pair[0] != "le"),
     )
 
 
 class _Family:
-    """The merge of one family over the workers' files, in prometheus-client's order: label sets
-    and samples as first met, buckets by bound, then each label set's count."""
+    """The merge of one family over the workers' files, in prometheus-client's order: series as
+    first met; a histogram's grouped by label set (without "le"), its buckets by bound, then its
+    count. `totals` holds each series' value by the text that names it in the files."""
 
     def __init__(self, name: str, help_text: str, kind: str, mode: str) -> None:
         self.name = name
         self.help = help_text
         self.kind = kind
-        self.mode = mode
-        self.samples: Merged = defaultdict(dict)
+        self.mode = mode.removeprefix("live")
+        self.totals: dict[str, float] = {}
         self.buckets: defaultdict[Labels, defaultdict[float, float]] = defaultdict(
             lambda: defaultdict(float)
         )
-        self.timestamps: dict[tuple[str, Labels], float] = {}
+        self.timestamps: dict[str, float] = {}
 
-    def add(self, key: _Key, value: float, timestamp: float, pid: str) -> None:
-        if self.kind == "gauge":
-            self._add_gauge(key, value, timestamp, pid)
-        elif key.bound is not None:
-            self.buckets[key.without_bound][key.bound] += value
-        else:
-            held = self.samples[key.labels]
-            sample = (key.sample, key.labels)
-            held[sample] = held.get(sample, 0.0) + value
-
-    def _add_gauge(self, key: _Key, value: float, timestamp: float, pid: str) -> None:
-        mode = self.mode.removeprefix("live")
-        labels = (*key.labels, ("pid", pid)) if mode == "all" else key.labels
-        held = self.samples[labels]
-        sample = (key.sample, labels)
+    def add_gauge(self, text: str, value: float, timestamp: float) -> None:
+        """Add a worker's value of a gauge's series (`text` names the worker's own series when
+        the mode keeps each worker's apart)."""
+        totals, mode = self.totals, self.mode
         if mode == "mostrecent":
-            if self.timestamps.get(sample, 0.0) < timestamp:
-                held[sample] = value
-                self.timestamps[sample] = timestamp
-        elif mode in _GAUGE_RULES and sample in held:
-            held[sample] = _GAUGE_RULES[mode](held[sample], value)
+            if self.timestamps.get(text, 0.0) < timestamp:
+                totals[text] = value
+                self.timestamps[text] = timestamp
+        elif mode in _GAUGE_RULES and text in totals:
+            totals[text] = _GAUGE_RULES[mode](totals[text], value)
         else:  # "all", or the first value of a series
-            held[sample] = value
+            totals[text] = value
 
-    def metric(self, label_dicts: Callable[[Labels], dict[str, str]]) -> Metric:
-        for labels, bounds in self.buckets.items():
-            held = self.samples[labels]
+    def metric(self, keys: dict[str, _Key], labels: Callable[[Labels], dict[str, str]]) -> Metric:
+        metric = Metric(self.name, self.help, self.kind)
+        if self.kind != "histogram":
+            metric.samples = [
+                Sample(key.sample, key.label_dict, value)
+                for key, value in ((keys[text], value) for text, value in self.totals.items())
+            ]
+            return metric
+        grouped: defaultdict[Labels, list[Sample]] = defaultdict(list)
+        for text, value in self.totals.items():
+            key = keys[text]
+            grouped[key.labels].append(Sample(key.sample, key.label_dict, value))
+        for without, bounds in self.buckets.items():
+            group = grouped[without]
             total = 0.0
             for bound, value in sorted(bounds.items()):
                 total += value
                 bucket = floatToGoString(bound)  # type: ignore[no-untyped-call]  # unannotated upstream
-                held[(self.name + "_bucket", (*labels, ("le", bucket)))] = total
-            held[(self.name + "_count", labels)] = total
-        metric = Metric(self.name, self.help, self.kind)
-        metric.samples = [
-            Sample(sample, label_dicts(labels), value)
-            for held in self.samples.values()
-            for (sample, labels), value in held.items()
-        ]
+                group.append(
+                    Sample(self.name + "_bucket", labels((*without, ("le", bucket))), total)
+                )
+            group.append(Sample(self.name + "_count", labels(without), total))
+        metric.samples = [sample for group in grouped.values() for sample in group]
         return metric
 
 
@@ -147,9 +149,25 @@ class WorkerMetrics:
                     family = families[key.family] = _Family(
                         key.family, key.help, kind, mode[0] if mode else ""
                     )
-                family.add(key, value, timestamp, pid)
+                if kind == "gauge":
+                    family.add_gauge(self._own(text, key, pid, family.mode), value, timestamp)
+                elif key.bound is not None:
+                    family.buckets[key.without_bound][key.bound] += value
+                else:
+                    totals = family.totals
+                    totals[text] = totals.get(text, 0.0) + value
         for family in families.values():
-            yield family.metric(self._labels)
+            yield family.metric(keys, self._labels)
+
+    def _own(self, text: str, key: _Key, pid: str, mode: str) -> str:
+        """The text naming a gauge's series: a worker's own, with its pid as a label, in the
+        "all" mode (a JSON text holds no raw tab, so the two cannot meet)."""
+        if mode != "all":
+            return text
+        own = f"{text}\t{pid}"
+        if own not in self._keys:
+            self._keys[own] = _key(key.family, key.sample, (*key.labels, ("pid", pid)), key.help)
+        return own
 
     def _labels(self, labels: Labels) -> dict[str, str]:
         """One dict per label set for the process's life: the exposition only reads them."""
