@@ -56,3 +56,16 @@ def test_the_text_is_generate_latests_scrape_after_scrape() -> None:
     text = exposition.render()
     assert text == generate_latest(registry)
     assert 'tenure_things_total{lease="quote\\"d"} 3.25' in text.decode()
+
+
+def test_a_series_no_longer_shown_is_forgotten() -> None:
+    """Held leases come and go: the text kept is that of the series the last scrape showed."""
+    registry = CollectorRegistry()
+    gauges = DatabaseGauges(cache_seconds=0)
+    registry.register(gauges)
+    exposition = Exposition(registry)
+    for lease in ("a", "b", "c"):
+        gauges.update([StateGauge("tenure_lease_stuck", "Stuck.", ("lease",), (((lease,), 0.0),))])
+        assert exposition.render() == generate_latest(registry)
+    kept = {labels for _, labels in exposition._prefixes}
+    assert kept == {(), (("lease", "c"),)}

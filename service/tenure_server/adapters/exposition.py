@@ -43,19 +43,23 @@ def _library(metric: Metric) -> str:
 
 
 class Exposition:
-    """The text format of `registry`'s families; the text of each series and family header
-    kept for the process's life (both are bounded by the metrics' bounded label values)."""
+    """The text format of `registry`'s families. A family's header is kept for the process's
+    life; a series' text until a scrape no longer shows it (held leases come and go, so the
+    state gauges' series are not bounded over time)."""
 
     def __init__(self, registry: Collector) -> None:
         self._registry = registry
         self._headers: dict[tuple[str, str, str], str] = {}
         self._prefixes: dict[SeriesKey, str] = {}
+        self._shown: dict[SeriesKey, str] = {}
 
     def render(self) -> bytes:
         output: list[str] = []
+        self._shown = {}
         for metric in self._registry.collect():
             text = self._family(metric)
             output.append(_library(metric) if text is None else text)
+        self._prefixes, self._shown = self._shown, {}
         return "".join(output).encode()
 
     def _family(self, metric: Metric) -> str | None:
@@ -63,14 +67,15 @@ class Exposition:
         apart_names = {metric.name + suffix: suffix for suffix in _APART}
         lines = [self._header(metric.name, metric.documentation, metric.type)]
         apart: dict[str, list[str]] = {}
-        prefixes = self._prefixes
+        prefixes, shown = self._prefixes, self._shown
         for sample in metric.samples:
             if sample.timestamp is not None:
                 return None
             key = (sample.name, tuple(sample.labels.items()))
             prefix = prefixes.get(key)
             if prefix is None:
-                prefix = prefixes[key] = self._prefix(sample)
+                prefix = self._prefix(sample)
+            shown[key] = prefix
             value = floatToGoString(sample.value)  # type: ignore[no-untyped-call]  # unannotated upstream
             suffix = apart_names.get(sample.name)
             (lines if suffix is None else apart.setdefault(suffix, [])).append(f"{prefix}{value}\n")
