@@ -120,7 +120,8 @@ def main() -> None:
                 times.setdefault(side, []).extend(taken)
                 cpu.setdefault(side, []).append(per_scrape)
                 print(
-                    f"round {round_} {side}: {statistics.median(taken) * 1000:.1f} ms",
+                    f"round {round_} {side}: {statistics.median(taken) * 1000:.1f} ms, "
+                    f"CPU {per_scrape * 1000:.1f} ms",
                     file=sys.stderr,
                 )
     print(
