@@ -26,12 +26,13 @@ import os
 import threading
 from collections.abc import Awaitable, Callable
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from tenure_server.adapters.database_clock import DatabaseClockMetrics
+from tenure_server.adapters.exposition import Exposition
 from tenure_server.adapters.pool_gauges import PoolGauges, forget_dead_workers
 from tenure_server.adapters.state_gauges import DatabaseGauges, Gauge, state_gauges
+from tenure_server.adapters.worker_metrics import WorkerMetrics
 from tenure_server.app.status import Overview
 from tenure_server.domain.events import CATALOGUE, FENCE_REJECTIONS, Event, EventType
 
@@ -229,20 +230,24 @@ class Telemetry:
         self.gauges = DatabaseGauges(cache_seconds)
         self.metrics.registry.register(self.gauges)
         # Sampled in the background too when workers share the metrics: a scrape reaches one.
-        self.pool = PoolGauges(self.metrics.registry, shared=bool(os.environ.get(MULTIPROCESS_ENV)))
+        self._folder = os.environ.get(MULTIPROCESS_ENV)
+        self.pool = PoolGauges(self.metrics.registry, shared=bool(self._folder))
         self.database_clock = DatabaseClockMetrics(self.metrics.registry)
+        # Under workers, a scrape shows every worker's files and the state gauges; the collector
+        # of the files keeps what it decoded from one scrape to the next.
+        exposed = self.metrics.registry
+        if self._folder:
+            exposed = CollectorRegistry()
+            exposed.register(WorkerMetrics(self._folder))
+            exposed.register(self.gauges)
+        self._exposition = Exposition(exposed)
 
     def exposition(self) -> bytes:
         """The text format of every metric: this process's (or all workers') and the gauges."""
         self.pool.sample()
-        folder = os.environ.get(MULTIPROCESS_ENV)
-        if folder:
-            forget_dead_workers(folder)
-            registry = CollectorRegistry()
-            MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # unannotated upstream
-            registry.register(self.gauges)
-            return generate_latest(registry)
-        return generate_latest(self.metrics.registry)
+        if self._folder:
+            forget_dead_workers(self._folder)
+        return self._exposition.render()
 
     async def scrape(
         self,

@@ -1,0 +1,96 @@
+"""The merge of the workers' metric files (adapters/worker_metrics.py) exposes exactly what
+prometheus-client's own MultiProcessCollector exposes, byte for byte, scrape after scrape."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.mmap_dict import MmapedDict, mmap_key
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from tenure_server.adapters.worker_metrics import WorkerMetrics
+
+# (file, family, sample, labels, value, timestamp): what two workers and a dead one wrote.
+Entry = tuple[str, str, str, dict[str, str], float, float]
+BUCKETS = ("0.1", "1.0", "+Inf")
+
+
+def counters(pid: int, lease: str, count: float) -> list[Entry]:
+    file = f"counter_{pid}.db"
+    total = "tenure_lease_acquisitions_total"
+    return [
+        (file, "tenure_lease_acquisitions", total, {"lease": lease}, count, 0.0),
+        (file, "tenure_lease_acquisitions", total, {"lease": "_other"}, 1.0, 0.0),
+    ]
+
+
+def histogram(pid: int, route: str, observed: float) -> list[Entry]:
+    file, family = f"histogram_{pid}.db", "tenure_http_request_duration_seconds"
+    labels = {"method": "GET", "route": route}
+    return [
+        *(
+            (file, family, f"{family}_bucket", {**labels, "le": bound}, float(observed), 0.0)
+            for bound in BUCKETS
+        ),
+        (file, family, f"{family}_sum", labels, observed / 10, 0.0),
+    ]
+
+
+def gauges(pid: int, value: float, at: float) -> list[Entry]:
+    def gauge(mode: str, family: str, labels: dict[str, str]) -> Entry:
+        return (f"gauge_{mode}_{pid}.db", family, family, labels, value, at)
+
+    return [
+        gauge("livesum", "tenure_database_pool_connections", {"state": "idle"}),
+        gauge("livemostrecent", "tenure_database_clock_offset_seconds", {}),
+        gauge("max", "gauge_max", {"kind": "a"}),
+        gauge("min", "gauge_min", {"kind": "a"}),
+        gauge("all", "gauge_all", {"kind": "a"}),
+    ]
+
+
+def write(folder: Path, entries: list[Entry]) -> None:
+    files: dict[str, MmapedDict] = {}
+    for file, family, sample, labels, value, timestamp in entries:
+        if file not in files:
+            files[file] = MmapedDict(str(folder / file))  # type: ignore[no-untyped-call]
+        key = mmap_key(family, sample, list(labels), list(labels.values()), f"{family} help")
+        files[file].write_value(key, value, timestamp)  # type: ignore[no-untyped-call]
+    for opened in files.values():
+        opened.close()  # type: ignore[no-untyped-call]
+
+
+def expositions(folder: Path, ours: WorkerMetrics) -> tuple[bytes, bytes]:
+    theirs = CollectorRegistry()
+    MultiProcessCollector(theirs, str(folder))  # type: ignore[no-untyped-call]
+    mine = CollectorRegistry()
+    mine.register(ours)
+    return generate_latest(theirs), generate_latest(mine)
+
+
+def test_the_merge_equals_prometheus_clients_scrape_after_scrape(tmp_path: Path) -> None:
+    """Counters, histograms and every gauge mode summed over workers as prometheus-client sums
+    them; again after values change, a new series appears and a worker's live file goes."""
+    write(
+        tmp_path,
+        counters(11, "a", 2.0)
+        + counters(12, "a", 3.0)
+        + counters(13, "b", 5.0)
+        + histogram(11, "/v1/overview", 1.0)
+        + histogram(12, "/v1/overview", 2.0)
+        + histogram(12, "/metrics", 4.0)
+        + gauges(11, 1.0, 100.0)
+        + gauges(12, 2.0, 50.0),
+    )
+    ours = WorkerMetrics(str(tmp_path))
+    theirs, mine = expositions(tmp_path, ours)
+    assert b'tenure_lease_acquisitions_total{lease="a"} 5.0' in mine
+    assert mine == theirs
+
+    write(tmp_path, counters(11, "c", 7.0) + histogram(11, "/v1/overview", 3.0))
+    os.remove(tmp_path / "gauge_livesum_12.db")
+    theirs, mine = expositions(tmp_path, ours)
+    assert b'tenure_lease_acquisitions_total{lease="c"} 7.0' in mine
+    assert mine == theirs
