@@ -70,7 +70,7 @@ class Tenure(ClientBase):
 
     Requests go through an httpx client over `transport`, by default a connection pool of at
     most `max_connections` connections kept open between requests (aiohttp's for `AsyncTenure`,
-    through httpx-aiohttp; httpx's own for `Tenure`)."""
+    through httpx-aiohttp; reqwest's for `Tenure`, through pyreqwest)."""
 
     def __init__(
         self,
