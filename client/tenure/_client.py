@@ -187,13 +187,13 @@ def sync_transport(
     """What `Tenure` sends through: the caller's `transport`, else reqwest's connection pool
     behind httpx's transport API (pyreqwest), about half the CPU per request of httpx's own
     under many threads (bench/README.md), every connection kept open, through the environment's
-    proxy if it names one for `base_url`."""
+    proxy if it names one for `base_url`; httpx's own in a forked child (tenure._sync_transport)."""
     if transport is not None:
         return transport
     # Imported here, not at the top, as the async transport is: `import tenure` stays light.
-    from tenure._sync_transport import reqwest_transport
+    from tenure._sync_transport import SyncTransport
 
-    return reqwest_transport(_checked(max_connections), environment_proxy(base_url))
+    return SyncTransport(_checked(max_connections), environment_proxy(base_url))
 
 
 @functools.lru_cache(maxsize=64)

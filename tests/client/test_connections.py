@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from tenure import AsyncTenure, Lease, Tenure
@@ -37,3 +39,32 @@ def test_sync_client_reuses_its_connections(proxy: Proxy) -> None:
         for _ in range(ROUNDS):
             list(threads.map(cycle, [next(names) for _ in range(CONCURRENT)]))
     assert proxy.connections <= CONCURRENT
+
+
+# A Tenure made before fork() (reqwest's pool, whose runtime a child does not have), used in the
+# forked child, and a Tenure made in the child; each child's exit status says whether both
+# answered. In a process of its own: forking pytest itself would fork its threads' state too.
+FORKED = """
+import os, sys
+from tenure import Tenure
+client = Tenure(sys.argv[1], timeout=5)
+client.release(client.acquire("fork-parent", 30))
+child = os.fork()
+if child == 0:
+    client.release(client.acquire("fork-child", 30))
+    with Tenure(sys.argv[1], timeout=5) as fresh:
+        fresh.release(fresh.acquire("fork-fresh", 30))
+    os._exit(0)
+_, status = os.waitpid(child, 0)
+client.release(client.acquire("fork-parent", 30))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_sync_client_works_in_a_forked_child(service_url: str) -> None:
+    """A Tenure made before fork() answers in the forked child (httpx's own pool there: reqwest's
+    runtime does not survive a fork), and so does one made in the child."""
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED, service_url], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
