@@ -165,12 +165,13 @@ def environment_proxy(base_url: str) -> httpx.Proxy | None:
 
 def async_transport(
     transport: httpx.AsyncBaseTransport | None, base_url: str, max_connections: int
-) -> httpx.AsyncBaseTransport:
-    """What `AsyncTenure` sends through: the caller's `transport`, else aiohttp's connection
-    pool behind httpx's transport API (httpx-aiohttp), several times cheaper per request than
-    httpx's own, through the environment's proxy if it names one for `base_url`."""
+) -> tuple[httpx.AsyncBaseTransport, httpx.AsyncBaseTransport]:
+    """What `AsyncTenure` sends its requests through, and its event stream: both the caller's
+    `transport`, else aiohttp's connection pool behind httpx's transport API (httpx-aiohttp),
+    several times cheaper per request than httpx's own, through the environment's proxy if it
+    names one for `base_url`."""
     if transport is not None:
-        return transport
+        return transport, transport
     # Imported here, not at the top: aiohttp takes long to import and `import tenure` stays light.
     from httpx_aiohttp import AiohttpTransport
 
@@ -178,22 +179,25 @@ def async_transport(
     # that closed and reopened connections all the time (tests/client/test_connections.py).
     kept = _checked(max_connections)
     limits = httpx.Limits(max_connections=kept, max_keepalive_connections=kept)
-    return AiohttpTransport(limits=limits, proxy=environment_proxy(base_url))
+    pool = AiohttpTransport(limits=limits, proxy=environment_proxy(base_url))
+    return pool, pool
 
 
 def sync_transport(
     transport: httpx.BaseTransport | None, base_url: str, max_connections: int
-) -> httpx.BaseTransport:
-    """What `Tenure` sends through: the caller's `transport`, else reqwest's connection pool
-    behind httpx's transport API (pyreqwest), about half the CPU per request of httpx's own
-    under many threads (bench/README.md), every connection kept open, through the environment's
-    proxy if it names one for `base_url`; httpx's own in a forked child (tenure._sync_transport)."""
+) -> tuple[httpx.BaseTransport, httpx.BaseTransport]:
+    """What `Tenure` sends its requests through, and its event stream: both the caller's
+    `transport`, else reqwest's connection pool behind httpx's transport API (pyreqwest) for the
+    requests, about half the CPU per request of httpx's own under many threads
+    (bench/README.md), and httpx's own pool for the stream (tenure._sync_transport says why),
+    through the environment's proxy if it names one for `base_url`."""
     if transport is not None:
-        return transport
+        return transport, transport
     # Imported here, not at the top, as the async transport is: `import tenure` stays light.
-    from tenure._sync_transport import SyncTransport
+    from tenure._sync_transport import SyncTransport, httpcore_pool
 
-    return SyncTransport(_checked(max_connections), environment_proxy(base_url))
+    proxy = environment_proxy(base_url)
+    return SyncTransport(_checked(max_connections), proxy), httpcore_pool(max_connections, proxy)
 
 
 @functools.lru_cache(maxsize=64)
