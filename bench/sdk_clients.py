@@ -1,7 +1,8 @@
 """The child side of the SDK workload (sdk_cycles.py): one client's acquire→release cycles on
 fresh names from this process for one window, printed as one JSON line. The SDK async on
-uvloop and sync on threads, httpx over the SDK's transport and bare aiohttp without the SDK,
-and redis.asyncio (SET NX PX, then a Lua compare-and-delete).
+uvloop and sync on threads; without the SDK, httpx over each client's transport (httpx-aiohttp,
+pyreqwest's) and each transport bare (aiohttp, pyreqwest); and redis.asyncio (SET NX PX, then a
+Lua compare-and-delete).
 
     .venv/bin/python bench/sdk_clients.py CLIENT URL --tasks 16 --seconds 2 --prefix sdk-
 
@@ -21,16 +22,19 @@ from typing import Any
 
 TTL_SECONDS = 60.0
 WARM_UP_CYCLES = 3  # per task, before the window: connections open, caches filled
-# client -> what it is; the SDK's figures are judged against TRANSPORT's in the same run.
+# client -> what it is; each SDK client's figures are judged against its TRANSPORTS' in the
+# same run (httpx over the same transport, then that transport bare).
 CLIENTS = {
     "async": "`AsyncTenure` (SDK), tasks",
     "sync": "`Tenure` (SDK), threads",
     "httpx": "httpx over the SDK's transport, no SDK",
     "aiohttp": "bare aiohttp, no SDK",
+    "httpx-sync": "httpx (sync) over the SDK's transport, no SDK, threads",
+    "reqwest": "bare pyreqwest (sync), no SDK, threads",
     "redis-always": "redis.asyncio, AOF `always`",
     "redis-everysec": "redis.asyncio, AOF `everysec`",
 }
-TRANSPORT = "httpx"
+TRANSPORTS = {"async": ("httpx", "aiohttp"), "sync": ("httpx-sync", "reqwest")}
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,9 @@ async def _drive(client: str, cycle: Cycle, tasks: int, seconds: float, prefix: 
     return Figure(client, tasks, sum(done) - errors, elapsed, cpu, errors)
 
 
-def _drive_threads(cycle: Callable[[str], None], tasks: int, seconds: float, prefix: str) -> Figure:
+def _drive_threads(
+    client: str, cycle: Callable[[str], None], tasks: int, seconds: float, prefix: str
+) -> Figure:
     errors = [0] * tasks
 
     def warm(task: int) -> None:
@@ -103,7 +109,7 @@ def _drive_threads(cycle: Callable[[str], None], tasks: int, seconds: float, pre
         cpu, began = time.process_time(), time.monotonic()
         done = list(pool.map(loop, range(tasks), [began + seconds] * tasks))
         elapsed, cpu = time.monotonic() - began, time.process_time() - cpu
-    return Figure("sync", tasks, sum(done) - sum(errors), elapsed, cpu, sum(errors))
+    return Figure(client, tasks, sum(done) - sum(errors), elapsed, cpu, sum(errors))
 
 
 async def _sdk_async(url: str, tasks: int, seconds: float, prefix: str) -> Figure:
@@ -125,7 +131,7 @@ def _sdk_sync(url: str, tasks: int, seconds: float, prefix: str) -> Figure:
         def cycle(name: str) -> None:
             client.release(client.acquire(name, TTL_SECONDS))
 
-        return _drive_threads(cycle, tasks, seconds, prefix)
+        return _drive_threads("sync", cycle, tasks, seconds, prefix)
 
 
 def _lease_body(answer: dict[str, Any]) -> dict[str, Any]:
@@ -164,6 +170,38 @@ async def _aiohttp(url: str, tasks: int, seconds: float, prefix: str) -> Figure:
         return await _drive("aiohttp", cycle, tasks, seconds, prefix)
 
 
+def _httpx_sync(url: str, tasks: int, seconds: float, prefix: str) -> Figure:
+    import httpx
+    from pyreqwest.client import SyncClientBuilder
+    from pyreqwest.compatibility.httpx import SyncHttpxTransport
+
+    transport = SyncHttpxTransport(SyncClientBuilder().build())
+    with httpx.Client(base_url=url, transport=transport) as http:
+
+        def cycle(name: str) -> None:
+            body = {"holder": "bench", "ttl_seconds": TTL_SECONDS}
+            answer = http.post(f"/v1/leases/{name}/acquire", json=body)
+            answer.raise_for_status()
+            done = http.post(f"/v1/leases/{name}/release", json=_lease_body(answer.json()))
+            done.raise_for_status()
+
+        return _drive_threads("httpx-sync", cycle, tasks, seconds, prefix)
+
+
+def _reqwest(url: str, tasks: int, seconds: float, prefix: str) -> Figure:
+    from pyreqwest.client import SyncClientBuilder
+
+    with SyncClientBuilder().base_url(url).error_for_status(True).build() as http:
+
+        def cycle(name: str) -> None:
+            body = {"holder": "bench", "ttl_seconds": TTL_SECONDS}
+            answer = http.post(f"/v1/leases/{name}/acquire").body_json(body).build().send()
+            release = http.post(f"/v1/leases/{name}/release")
+            release.body_json(_lease_body(answer.json())).build().send().bytes()
+
+        return _drive_threads("reqwest", cycle, tasks, seconds, prefix)
+
+
 # Releases only the holding it names (the value SET stored): what a lease release must be.
 RELEASE_SCRIPT = """
 if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end
@@ -192,8 +230,9 @@ async def _redis(client: str, url: str, tasks: int, seconds: float, prefix: str)
 
 def one(client: str, url: str, tasks: int, seconds: float, prefix: str) -> Figure:
     """One client's window, in this process (the child's body)."""
-    if client == "sync":
-        return _sdk_sync(url, tasks, seconds, prefix)
+    threaded = {"sync": _sdk_sync, "httpx-sync": _httpx_sync, "reqwest": _reqwest}
+    if client in threaded:
+        return threaded[client](url, tasks, seconds, prefix)
     import uvloop
 
     coroutines = {"async": _sdk_async, "httpx": _httpx, "aiohttp": _aiohttp}

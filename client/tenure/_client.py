@@ -145,17 +145,11 @@ class ClientBase:
         return f"{type(self).__name__}({self.base_url!r}, holder={self.holder!r})"
 
 
-def _limits(max_connections: int, kept: int | None = None) -> httpx.Limits:
-    """At most `max_connections`, of which `kept` (default: all) stay open between requests."""
+def _checked(max_connections: int) -> int:
+    """`max_connections`, refused below 1."""
     if max_connections < 1:
         raise ValueError("max_connections must be at least 1")
-    kept = max_connections if kept is None else min(kept, max_connections)
-    return httpx.Limits(max_connections=max_connections, max_keepalive_connections=kept)
-
-
-# httpcore's pool (the sync client's) checks every idle connection on each request: measured
-# with 64 threads, 20 kept open cost 0.6 ms of CPU per request, 64 kept 1.7-2.2 ms.
-SYNC_KEPT_CONNECTIONS = 20
+    return max_connections
 
 
 def environment_proxy(base_url: str) -> httpx.Proxy | None:
@@ -171,30 +165,39 @@ def environment_proxy(base_url: str) -> httpx.Proxy | None:
 
 def async_transport(
     transport: httpx.AsyncBaseTransport | None, base_url: str, max_connections: int
-) -> httpx.AsyncBaseTransport:
-    """What `AsyncTenure` sends through: the caller's `transport`, else aiohttp's connection
-    pool behind httpx's transport API (httpx-aiohttp), several times cheaper per request than
-    httpx's own, through the environment's proxy if it names one for `base_url`."""
+) -> tuple[httpx.AsyncBaseTransport, httpx.AsyncBaseTransport]:
+    """What `AsyncTenure` sends its requests through, and its event stream: both the caller's
+    `transport`, else aiohttp's connection pool behind httpx's transport API (httpx-aiohttp),
+    several times cheaper per request than httpx's own, through the environment's proxy if it
+    names one for `base_url`."""
     if transport is not None:
-        return transport
+        return transport, transport
     # Imported here, not at the top: aiohttp takes long to import and `import tenure` stays light.
     from httpx_aiohttp import AiohttpTransport
 
     # Every connection kept open: before, 20 of 100 were, and more concurrent requests than
     # that closed and reopened connections all the time (tests/client/test_connections.py).
-    proxy = environment_proxy(base_url)
-    return AiohttpTransport(limits=_limits(max_connections), proxy=proxy)
+    kept = _checked(max_connections)
+    limits = httpx.Limits(max_connections=kept, max_keepalive_connections=kept)
+    pool = AiohttpTransport(limits=limits, proxy=environment_proxy(base_url))
+    return pool, pool
 
 
 def sync_transport(
     transport: httpx.BaseTransport | None, base_url: str, max_connections: int
-) -> httpx.BaseTransport:
-    """What `Tenure` sends through: the caller's `transport`, else httpx's connection pool
-    (up to `max_connections`, SYNC_KEPT_CONNECTIONS of them kept open between requests)."""
+) -> tuple[httpx.BaseTransport, httpx.BaseTransport]:
+    """What `Tenure` sends its requests through, and its event stream: both the caller's
+    `transport`, else reqwest's connection pool behind httpx's transport API (pyreqwest) for the
+    requests, about half the CPU per request of httpx's own under many threads
+    (bench/README.md), and httpx's own pool for the stream (tenure._sync_transport says why),
+    through the environment's proxy if it names one for `base_url`."""
     if transport is not None:
-        return transport
-    limits = _limits(max_connections, SYNC_KEPT_CONNECTIONS)
-    return httpx.HTTPTransport(limits=limits, proxy=environment_proxy(base_url))
+        return transport, transport
+    # Imported here, not at the top, as the async transport is: `import tenure` stays light.
+    from tenure._sync_transport import SyncTransport, httpcore_pool
+
+    proxy = environment_proxy(base_url)
+    return SyncTransport(_checked(max_connections), proxy), httpcore_pool(max_connections, proxy)
 
 
 @functools.lru_cache(maxsize=64)

@@ -27,8 +27,8 @@ ENV_URL = "TENURE_URL"
 ENV_TOKEN = "TENURE_TOKEN"  # noqa: S105 - the name of a variable, not a secret
 # Seconds for one HTTP request (connect, write, read, pool). A waiting acquire adds its wait.
 DEFAULT_TIMEOUT = 10.0
-# Connections a client opens to the service at most; `AsyncTenure` keeps all of them open
-# between requests, `Tenure` 20 (see tenure._client): concurrent requests reuse them.
+# Connections a client opens to the service at most (`Tenure`: requests in flight at most), all
+# of them kept open between requests: concurrent requests reuse them.
 DEFAULT_MAX_CONNECTIONS = 256
 # Lease lifetime used by the executor and `tenure run` unless told otherwise.
 DEFAULT_TTL = 90.0

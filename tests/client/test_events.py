@@ -1,6 +1,7 @@
 """`AsyncTenure.events()` against the real service over HTTP: it sees lease and window events
 (namespace filtered), resumes after the last event id it was given, and reconnects by itself
-when the service goes away and comes back, or drops it for falling behind."""
+when the service goes away and comes back, or drops it for falling behind; `Tenure.events()`
+sees them too."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tenure import AsyncTenure, StreamEvent
+from tenure import AsyncTenure, StreamEvent, Tenure
 from tenure._events import CONNECTED, DROPPED, RESET
 from tenure_server.adapters.stream import EventHub
 from tenure_server.domain.events import LeaseEvent
@@ -71,6 +72,25 @@ async def test_events_of_a_namespace(service_url: str) -> None:
         }
         assert len({event.id for event in [granted, *seen]}) == 4
         await stream.aclose()  # type: ignore[attr-defined]  # an async generator
+
+
+def test_sync_client_follows_the_stream(service_url: str) -> None:
+    """`Tenure.events()` opens with stream.connected and carries the namespace's lease grant (its
+    stream goes through httpx's own pool: reqwest's one deadline per request would end it)."""
+    with (
+        Tenure(service_url, holder="watcher") as watcher,
+        Tenure(service_url, holder="worker-1") as worker,
+    ):
+        stream = watcher.events(namespace="billing.", idle_timeout=EVENT_TIMEOUT)
+        assert next(stream).type == CONNECTED
+        worker.acquire("billing.close", ttl=30)
+        granted = next(stream)
+        assert (granted.type, granted.name, granted.holder) == (
+            "lease.acquired",
+            "billing.close",
+            "worker-1",
+        )
+        stream.close()  # type: ignore[attr-defined]  # a generator
 
 
 async def test_resumes_after_the_last_event_id(service_url: str) -> None:

@@ -1,5 +1,6 @@
 """The public surface of `tenure`: `__all__` lists exactly the public names, they present
-themselves as `tenure.X`, and the package imports with nothing but httpx installed."""
+themselves as `tenure.X`, and the package imports with nothing but httpx (and `Tenure`'s
+transport, pyreqwest) installed."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import pytest
 import tenure
 
 CLIENT_SOURCES = Path(__file__).resolve().parents[2] / "client"
-# A virtualenv with httpx and nothing else, built once and reused by later runs.
-HTTPX_ONLY_VENV = Path(tempfile.gettempdir()) / "tenure-httpx-only-venv"
+# What `Tenure` needs: httpx, and its default transport (pyreqwest, no dependencies of its own).
+CLIENT_PARTS = ("httpx", "pyreqwest")
+# A virtualenv with those and nothing else, built once and reused by later runs.
+HTTPX_ONLY_VENV = Path(tempfile.gettempdir()) / f"tenure-{'-'.join(CLIENT_PARTS)}-only-venv"
 FORBIDDEN = ("tenure_server", "fastapi", "asyncpg", "pydantic", "pgserver", "uvicorn", "cronsim")
 
 
@@ -57,7 +60,7 @@ def _httpx_only_python() -> Path:
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
-                "httpx",
+                *CLIENT_PARTS,
             ],
             check=True,
             timeout=240,
@@ -83,7 +86,8 @@ print("ok", len(tenure.__all__))
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_import_works_with_only_httpx_installed() -> None:
-    """In a virtualenv holding only httpx, `import tenure` works and loads no service module."""
+    """In a virtualenv holding only httpx and pyreqwest, `import tenure` works, loads no service
+    module, and makes a `Tenure`."""
     python = _httpx_only_python()
     environment = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(CLIENT_SOURCES)}
     result = subprocess.run(

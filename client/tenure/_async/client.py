@@ -69,7 +69,7 @@ class AsyncTenure(ClientBase):
 
     Requests go through an httpx client over `transport`, by default a connection pool of at
     most `max_connections` connections kept open between requests (aiohttp's for `AsyncTenure`,
-    through httpx-aiohttp; httpx's own for `Tenure`)."""
+    through httpx-aiohttp; reqwest's for `Tenure`, through pyreqwest)."""
 
     def __init__(
         self,
@@ -91,10 +91,10 @@ class AsyncTenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._transport = async_transport(transport, self.base_url, max_connections)
+        self._transport, self._streams = async_transport(transport, self.base_url, max_connections)
         # The event stream goes through httpx's client; requests straight to the transport.
         self._http = httpx.AsyncClient(
-            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._transport
+            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
         )
         self._requests = RequestBuilder(self._http)
         self._renewer = AsyncRenewer(self)
@@ -159,7 +159,9 @@ class AsyncTenure(ClientBase):
 
     async def aclose(self) -> None:
         """Free the client's connections."""
-        await self._http.aclose()
+        await self._http.aclose()  # and the stream's transport
+        if self._transport is not self._streams:
+            await self._transport.aclose()
 
     close = aclose
 

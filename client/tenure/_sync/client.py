@@ -70,7 +70,7 @@ class Tenure(ClientBase):
 
     Requests go through an httpx client over `transport`, by default a connection pool of at
     most `max_connections` connections kept open between requests (aiohttp's for `AsyncTenure`,
-    through httpx-aiohttp; httpx's own for `Tenure`)."""
+    through httpx-aiohttp; reqwest's for `Tenure`, through pyreqwest)."""
 
     def __init__(
         self,
@@ -92,10 +92,10 @@ class Tenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._transport = sync_transport(transport, self.base_url, max_connections)
+        self._transport, self._streams = sync_transport(transport, self.base_url, max_connections)
         # The event stream goes through httpx's client; requests straight to the transport.
         self._http = httpx.Client(
-            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._transport
+            base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
         )
         self._requests = RequestBuilder(self._http)
         self._renewer = Renewer(self)
@@ -158,7 +158,9 @@ class Tenure(ClientBase):
 
     def close(self) -> None:
         """Free the client's connections."""
-        self._http.close()
+        self._http.close()  # and the stream's transport
+        if self._transport is not self._streams:
+            self._transport.close()
 
     def __enter__(self) -> Self:
         return self
