@@ -25,6 +25,7 @@ from tenure_server.domain.events import (
     Event,
     FenceEvent,
     LeaseEvent,
+    WindowEvent,
 )
 from tests.unit.test_event_hub import ONE_OF_EACH
 
@@ -55,12 +56,14 @@ def test_the_examples_cover_the_catalogue() -> None:
     assert sorted(event.name for event in EXAMPLES) == sorted(CATALOGUE)
 
 
-def _samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def _samples(
+    metrics: Metrics, suffixes: tuple[str, ...] = ("_total", "_count")
+) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
         for family in metrics.registry.collect()
         for sample in family.samples
-        if sample.name.endswith(("_total", "_count")) and sample.value
+        if sample.name.endswith(suffixes) and sample.value
     }
 
 
@@ -105,6 +108,8 @@ def test_a_batch_of_events_is_counted_and_logged_as_each_alone(
         FenceEvent("ledger", "b", 1),  # another lease
         FenceEvent("ledger", "a", 1, "stale_generation", 3),
         FenceEvent("ledger", "a", 1, "unknown_generation", 0),  # another reason
+        WindowEvent("completed", "job", "w2", "job", "h", 1, 1, 2.0),  # one duration observed
+        WindowEvent("completed", "job", "w3", "job", "h", 1, 1, 7.5),  # another
     ]
     one_by_one, together = Metrics(), Metrics()
     for event in batch:
@@ -112,7 +117,8 @@ def test_a_batch_of_events_is_counted_and_logged_as_each_alone(
     caplog.set_level(logging.DEBUG, "tenure.events")
     caplog.clear()
     TelemetrySink(together).record_many(batch)
-    assert _samples(together) == _samples(one_by_one)
+    every = ("_total", "_count", "_sum", "_bucket")
+    assert _samples(together, every) == _samples(one_by_one, every)
     assert len(caplog.records) == len(batch)
     for record, event in zip(caplog.records, batch, strict=True):
         fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}

@@ -40,21 +40,27 @@ from tenure_server.domain.events import CATALOGUE, FENCE_REJECTIONS, Event, Even
 _events = logging.getLogger("tenure.events")
 
 
-def _labelled(entry: EventType) -> tuple[str, ...]:
-    """The attributes of an event of this type that its metrics' label values are read from."""
+def _observed(entry: EventType) -> tuple[str, ...]:
+    """The attributes of an event of this type that its metrics read: their label values, and
+    the values their histograms observe."""
     family = entry.family
     return tuple(
         dict.fromkeys(
-            label if label == family.metric_name else family.attribute(label)
-            for count in entry.counts
-            for label in count.labels
+            [
+                *(
+                    label if label == family.metric_name else family.attribute(label)
+                    for count in entry.counts
+                    for label in count.labels
+                ),
+                *(count.observe for count in entry.counts if count.observe is not None),
+            ]
         )
     )
 
 
 # By event name: what `Metrics.observe_many` tells events alike by, the event's name and the
-# attributes its label values are read from, read at once by one C-level attrgetter.
-_LABELLED = {name: attrgetter("name", *_labelled(entry)) for name, entry in CATALOGUE.items()}
+# attributes its metrics read, read at once by one C-level attrgetter.
+_ALIKE = {name: attrgetter("name", *_observed(entry)) for name, entry in CATALOGUE.items()}
 _log = logging.getLogger("tenure.telemetry")
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -216,12 +222,12 @@ class Metrics:
                         histogram.observe(value)
 
     def observe_many(self, events: Sequence[Event]) -> None:
-        """`observe` each event, events alike counted together: those of one type whose metrics'
-        label values are the same add to the metrics once, by their number (a batch verify's
-        hundred accepts of one lease are one increment)."""
-        alike: dict[Any, list[Any]] = {}  # by type and label values: the first event, how many
+        """`observe` each event, events alike counted together: those of one type whose metrics
+        read the same values (labels, and what a histogram observes) add to the metrics once, by
+        their number (a batch verify's hundred accepts of one lease are one increment)."""
+        alike: dict[Any, list[Any]] = {}  # by type and values read: the first event, how many
         for event in events:
-            key = _LABELLED[event.name](event)
+            key = _ALIKE[event.name](event)
             seen = alike.get(key)
             if seen is None:
                 alike[key] = [event, 1]
