@@ -221,10 +221,11 @@ class Metrics:
                     for _ in range(times):
                         histogram.observe(value)
 
-    def observe_many(self, events: Sequence[Event]) -> None:
+    def observe_many(self, events: Sequence[Event]) -> set[str]:
         """`observe` each event, events alike counted together: those of one type whose metrics
         read the same values (labels, and what a histogram observes) add to the metrics once, by
-        their number (a batch verify's hundred accepts of one lease are one increment)."""
+        their number (a batch verify's hundred accepts of one lease are one increment). Returns
+        the names of the event types seen."""
         alike: dict[Any, list[Any]] = {}  # by type and values read: the first event, how many
         for event in events:
             key = _ALIKE[event.name](event)
@@ -235,6 +236,7 @@ class Metrics:
                 seen[1] += 1
         for first, times in alike.values():
             self.observe(first, times=times)
+        return {first.name for first, _ in alike.values()}
 
     def monitor_pass(self, role: str, seconds: float) -> None:
         """A monitor pass ended: `leader` (it did the work), `standby` or `error`."""
@@ -262,10 +264,10 @@ class TelemetrySink:
         alike added to at once, and the log level of each type looked up once (a batch's
         routine successes log at debug: usually no line at all)."""
         try:
-            self._metrics.observe_many(events)
-            levels = {event.name: CATALOGUE[event.name].level for event in events}
+            names = self._metrics.observe_many(events)
+            levels = {name: CATALOGUE[name].level for name in names}
             logged = {name: level for name, level in levels.items() if _events.isEnabledFor(level)}
-            for event in events:
+            for event in events if logged else ():
                 if event.name in logged:
                     _log_event(event, logged[event.name])
         except Exception:  # telemetry must never fail an operation
