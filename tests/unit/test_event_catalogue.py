@@ -4,6 +4,7 @@ client's `tenure status --watch` (its table generated from the catalogue)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from tenure_server.domain.events import (
     Event,
     FenceEvent,
     LeaseEvent,
+    WindowEvent,
 )
 from tests.unit.test_event_hub import ONE_OF_EACH
 
@@ -54,12 +56,14 @@ def test_the_examples_cover_the_catalogue() -> None:
     assert sorted(event.name for event in EXAMPLES) == sorted(CATALOGUE)
 
 
-def _samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def _samples(
+    metrics: Metrics, suffixes: tuple[str, ...] = ("_total", "_count")
+) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
         for family in metrics.registry.collect()
         for sample in family.samples
-        if sample.name.endswith(("_total", "_count")) and sample.value
+        if sample.name.endswith(suffixes) and sample.value
     }
 
 
@@ -90,6 +94,36 @@ def test_each_event_is_logged_at_its_entrys_level(
     entry = CATALOGUE[event.name]
     assert (record.getMessage(), record.levelno) == (entry.name, entry.level)
     assert record.__dict__["event"] == entry.name
+
+
+def test_a_batch_of_events_is_counted_and_logged_as_each_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`record_many` moves the metrics as recording each event would, events alike counted
+    together and events of other label values apart, and logs each event's line in order."""
+    batch: list[Event] = [
+        *EXAMPLES,
+        *EXAMPLES,
+        FenceEvent("other-resource", "a", 2),  # alike to the metrics: one lease
+        FenceEvent("ledger", "b", 1),  # another lease
+        FenceEvent("ledger", "a", 1, "stale_generation", 3),
+        FenceEvent("ledger", "a", 1, "unknown_generation", 0),  # another reason
+        WindowEvent("completed", "job", "w2", "job", "h", 1, 1, 2.0),  # one duration observed
+        WindowEvent("completed", "job", "w3", "job", "h", 1, 1, 7.5),  # another
+    ]
+    one_by_one, together = Metrics(), Metrics()
+    for event in batch:
+        TelemetrySink(one_by_one).record(event)
+    caplog.set_level(logging.DEBUG, "tenure.events")
+    caplog.clear()
+    TelemetrySink(together).record_many(batch)
+    every = ("_total", "_count", "_sum", "_bucket")
+    assert _samples(together, every) == _samples(one_by_one, every)
+    assert len(caplog.records) == len(batch)
+    for record, event in zip(caplog.records, batch, strict=True):
+        fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}
+        assert (record.getMessage(), record.levelno) == (event.name, CATALOGUE[event.name].level)
+        assert {name: record.__dict__[name] for name in fields} == fields
 
 
 @pytest.mark.parametrize("event", EXAMPLES, ids=lambda event: event.name)

@@ -31,7 +31,7 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Literal
@@ -206,6 +206,10 @@ class EventHub:
             self._outgoing.popleft()
             self._lost(1, "buffer_full", "the event buffer overflowed")
         self._outgoing.append((event, self._clock()))
+
+    def record_many(self, events: Sequence[Event]) -> None:
+        for event in events:
+            self.record(event)
 
     def _lost(self, count: int, reason: LossReason, why: str) -> None:
         self.dropped_events += count
@@ -390,3 +394,7 @@ class FanOut:
     def record(self, event: Event) -> None:
         for sink in self._sinks:
             sink.record(event)
+
+    def record_many(self, events: Sequence[Event]) -> None:
+        for sink in self._sinks:
+            sink.record_many(events)

@@ -24,7 +24,9 @@ import dataclasses
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from operator import attrgetter
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -37,6 +39,29 @@ from tenure_server.app.status import Overview
 from tenure_server.domain.events import CATALOGUE, FENCE_REJECTIONS, Event, EventType
 
 _events = logging.getLogger("tenure.events")
+
+
+def _observed(entry: EventType) -> tuple[str, ...]:
+    """The attributes of an event of this type that its metrics read: their label values, and
+    the values their histograms observe."""
+    family = entry.family
+    return tuple(
+        dict.fromkeys(
+            [
+                *(
+                    label if label == family.metric_name else family.attribute(label)
+                    for count in entry.counts
+                    for label in count.labels
+                ),
+                *(count.observe for count in entry.counts if count.observe is not None),
+            ]
+        )
+    )
+
+
+# By event name: what `Metrics.observe_many` tells events alike by, the event's name and the
+# attributes its metrics read, read at once by one C-level attrgetter.
+_ALIKE = {name: attrgetter("name", *_observed(entry)) for name, entry in CATALOGUE.items()}
 _log = logging.getLogger("tenure.telemetry")
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -176,9 +201,9 @@ class Metrics:
         self.claims.labels(job)
         self.completions.labels(job)
 
-    def observe(self, event: Event, entry: EventType | None = None) -> None:
+    def observe(self, event: Event, entry: EventType | None = None, times: int = 1) -> None:
         """Add the event to the metrics its catalogue entry names (`entry`, when the caller
-        looked it up already)."""
+        looked it up already), `times` times: a counter by `times`, a histogram by each."""
         entry = CATALOGUE[event.name] if entry is None else entry
         family = entry.family
         bounded = family.metric_name
@@ -189,11 +214,30 @@ class Metrics:
                 for label in count.labels
             ]
             if count.observe is None:
-                self.counters[count.metric].labels(*values).inc()
+                self.counters[count.metric].labels(*values).inc(times)
             else:
                 value = getattr(event, count.observe)
                 if value is not None:
-                    self.histograms[count.metric].labels(*values).observe(value)
+                    histogram = self.histograms[count.metric].labels(*values)
+                    for _ in range(times):
+                        histogram.observe(value)
+
+    def observe_many(self, events: Sequence[Event]) -> set[str]:
+        """`observe` each event, events alike counted together: those of one type whose metrics
+        read the same values (labels, and what a histogram observes) add to the metrics once, by
+        their number (a batch verify's hundred accepts of one lease are one increment). Returns
+        the names of the event types seen."""
+        alike: dict[Any, list[Any]] = {}  # by type and values read: the first event, how many
+        for event in events:
+            key = _ALIKE[event.name](event)
+            seen = alike.get(key)
+            if seen is None:
+                alike[key] = [event, 1]
+            else:
+                seen[1] += 1
+        for first, times in alike.values():
+            self.observe(first, times=times)
+        return {first.name for first, _ in alike.values()}
 
     def monitor_pass(self, role: str, seconds: float) -> None:
         """A monitor pass ended: `leader` (it did the work), `standby` or `error`."""
@@ -211,13 +255,29 @@ class TelemetrySink:
         try:
             entry = CATALOGUE[event.name]
             self._metrics.observe(event, entry)
-            level = entry.level
-            if not _events.isEnabledFor(level):
-                return
-            fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}
-            _events.log(level, event.name, extra={"event": event.name, **fields})
+            if _events.isEnabledFor(entry.level):
+                _log_event(event, entry.level)
         except Exception:  # telemetry must never fail an operation
             _log.exception("could not record %s", type(event).__name__)
+
+    def record_many(self, events: Sequence[Event]) -> None:
+        """Each event's metrics and log line, as `record` gives them; the metrics of events
+        alike added to at once, and the log level of each type looked up once (a batch's
+        routine successes log at debug: usually no line at all)."""
+        try:
+            names = self._metrics.observe_many(events)
+            levels = {name: CATALOGUE[name].level for name in names}
+            logged = {name: level for name, level in levels.items() if _events.isEnabledFor(level)}
+            for event in events if logged else ():
+                if event.name in logged:
+                    _log_event(event, logged[event.name])
+        except Exception:  # telemetry must never fail an operation
+            _log.exception("could not record %d events", len(events))
+
+
+def _log_event(event: Event, level: int) -> None:
+    fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}
+    _events.log(level, event.name, extra={"event": event.name, **fields})
 
 
 class Telemetry:

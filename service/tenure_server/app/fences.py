@@ -50,12 +50,14 @@ class Fences:
         """Many verifies (of distinct resources) in one statement, each decided as
         `verify_fence` decides it: for each, in order, the fence that accepted it or why not."""
         accepted = await self._fence_store.verify_fences(verifies)
-        outcomes: dict[str, Fence | TenureError] = {}
-        for verify in verifies:
-            fence = accepted.get(verify.resource)
-            if fence is not None:
-                self._sink.record(FenceEvent(verify.resource, verify.lease, verify.generation))
-                outcomes[verify.resource] = fence
+        outcomes: dict[str, Fence | TenureError] = dict(accepted)
+        self._sink.record_many(
+            [
+                FenceEvent(verify.resource, verify.lease, verify.generation)
+                for verify in verifies
+                if verify.resource in accepted
+            ]
+        )
         refused = [verify for verify in verifies if verify.resource not in accepted]
         if refused:
             for verify, refusal in zip(refused, await self._fence_refusals(refused), strict=True):
@@ -87,8 +89,7 @@ class Fences:
                 event := fence_rejection(verify.resource, verify.lease, verify.generation, refusal)
             )
         ]
-        for event in events:
-            self._sink.record(event)
+        self._sink.record_many(events)
         if events:
             await self._fence_store.record_fence_rejections(events)
         return refusals

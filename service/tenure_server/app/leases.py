@@ -272,9 +272,9 @@ class Leases:
         for holding, outcome in zip(holdings, outcomes, strict=True):
             if outcome is None:
                 lost.append(holding)
-                self._sink.record(LeaseEvent("renew_refused", holding[0], holder, holding[1]))
             elif isinstance(outcome, StorageUnavailable):
                 undecided.append(holding)
+        self._sink.record_many([LeaseEvent("renew_refused", n, holder, gen) for n, gen in lost])
         return renewed, lost, undecided
 
     async def _renew_holdings(

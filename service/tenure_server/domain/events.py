@@ -15,7 +15,7 @@ deciding SQL statements themselves, not through the sink.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal, Protocol, get_args
@@ -271,11 +271,18 @@ class EventSink(Protocol):
 
     def record(self, event: Event) -> None: ...
 
+    def record_many(self, events: Sequence[Event]) -> None:
+        """`record` each event, in order: a batch's events (a batch verify records a hundred),
+        which a sink may count together."""
+
 
 class NoSink:
     """Drops events (tools and tests that build `Operations` without telemetry)."""
 
     def record(self, event: Event) -> None:
+        return None
+
+    def record_many(self, events: Sequence[Event]) -> None:
         return None
 
 

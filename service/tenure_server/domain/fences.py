@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from tenure_server.domain.errors import (
     FenceLeaseMismatch,
@@ -13,8 +14,10 @@ from tenure_server.domain.errors import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Fence:
+class Fence(NamedTuple):
+    """A resource's fence. A named tuple, as Lease is: a batch verify builds hundreds, and a
+    frozen dataclass is more than twice as slow to build."""
+
     resource: str
     lease: str
     highest: int
