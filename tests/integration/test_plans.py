@@ -23,6 +23,8 @@ from tests.integration.test_monitored_leases import leases
 from tests.support.grown import Growth, grow
 
 Connection: TypeAlias = "asyncpg.Connection[asyncpg.Record]"
+# A connection of its own, or one of the service's pool (with the pool's session settings).
+Pooled: TypeAlias = "asyncpg.pool.PoolConnectionProxy[asyncpg.Record]"
 
 DAY = 86_400.0
 # The statements whose runs `statements_run` records, by name.
@@ -116,7 +118,7 @@ async def test_unregistered_jobs_are_found_without_reading_every_window(
 
 
 async def generic_plan(
-    connection: Connection, statement: str, *literals: str
+    connection: Connection | Pooled, statement: str, *literals: str
 ) -> list[dict[str, Any]]:
     """The plan nodes of the statement run as asyncpg runs it from its sixth execution on: one
     plan for any parameters (a generic plan), with these SQL literals bound."""
