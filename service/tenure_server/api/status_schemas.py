@@ -269,14 +269,19 @@ class AlertOut(BaseModel):
 
     @classmethod
     def of(cls, item: OpenAlert) -> AlertOut:
-        alert = item.alert
-        return cls(
-            kind=alert.kind,
-            subject=alert.subject,
-            window=alert.window,
-            summary=alert.summary,
-            opened_at=item.opened_at,
-        )
+        return cls(**alert_fields(item))
+
+
+def alert_fields(item: OpenAlert) -> dict[str, Any]:
+    """What an AlertOut shows of an open alert (as `job_fields`: a missed job has one each)."""
+    alert = item.alert
+    return {
+        "kind": alert.kind,
+        "subject": alert.subject,
+        "window": alert.window,
+        "summary": alert.summary,
+        "opened_at": item.opened_at,
+    }
 
 
 class NotableEventOut(BaseModel):
@@ -321,14 +326,14 @@ class OverviewOut(BaseModel):
 def overview_json(overview: Overview) -> Response:
     """The JSON of `OverviewOut.of(overview)`, its jobs and leases encoded by orjson from their
     fields: validating and serializing a model per job was most of the overview's CPU after the
-    statuses (bench/README.md, "How the cost grows with use"). The few alerts, events and
-    unregistered jobs go through their models (`tests/unit/test_status_schemas.py`)."""
+    statuses (bench/README.md, "How the cost grows with use"); open alerts likewise. The few
+    events and unregistered jobs go through their models (`tests/unit/test_schemas.py`)."""
     return json_response(
         {
             "now": overview.now,
             "jobs": [job_fields(item) for item in overview.jobs],
             "leases": [lease_age_fields(age) for age in overview.leases],
-            "alerts": [_dumped(AlertOut.of(alert)) for alert in overview.alerts],
+            "alerts": [alert_fields(alert) for alert in overview.alerts],
             "events": [_dumped(NotableEventOut.of(event)) for event in overview.events],
             "unregistered_jobs": [unregistered_fields(item) for item in overview.unregistered],
         }
