@@ -116,16 +116,16 @@ def facts(window: Window | None, **found: bool) -> WindowFacts:
 @pytest.mark.parametrize(
     ("found", "expected"),
     [
-        (facts(replace(WINDOW, completed_at=T), holds=True), errors.WindowCompleted),
-        (facts(replace(WINDOW, completed_at=T)), errors.WindowCompleted),
+        (facts(WINDOW._replace(completed_at=T), holds=True), errors.WindowCompleted),
+        (facts(WINDOW._replace(completed_at=T)), errors.WindowCompleted),
         (
-            facts(replace(WINDOW, lease="other"), holds=True, bound_elsewhere=True),
+            facts(WINDOW._replace(lease="other"), holds=True, bound_elsewhere=True),
             errors.WindowLeaseMismatch,
         ),
         (facts(WINDOW), errors.LeaseLost),
         (facts(WINDOW, foreign=True), errors.HoldingOfAnotherPrincipal),
         (facts(None), errors.LeaseLost),
-        (facts(replace(WINDOW, generation=4), holds=True), errors.LeaseLost),
+        (facts(WINDOW._replace(generation=4), holds=True), errors.LeaseLost),
         (facts(WINDOW, holds=True, may_claim=True), None),
         (facts(None, holds=True, may_claim=True), None),
     ],
@@ -140,14 +140,14 @@ def test_claim_refusal(found: WindowFacts, expected: type | None) -> None:
 def test_a_window_not_due_is_refused_after_a_completed_one() -> None:
     """Not due comes after completed (permanent) and before anything about the holding."""
     not_due = NotDue(T, T, 30.0)
-    done = facts(replace(WINDOW, completed_at=T), holds=True)
+    done = facts(WINDOW._replace(completed_at=T), holds=True)
     assert isinstance(
         claim_refusal(replace(done, not_due=not_due), MINE, "j", "w"), errors.WindowCompleted
     )
     for found in (
         facts(WINDOW, holds=True),
         facts(None),
-        facts(replace(WINDOW, lease="x"), foreign=True, bound_elsewhere=True),
+        facts(WINDOW._replace(lease="x"), foreign=True, bound_elsewhere=True),
     ):
         refusal = claim_refusal(replace(found, not_due=not_due), MINE, "j", "w")
         assert isinstance(refusal, errors.WindowNotDue)
@@ -175,12 +175,12 @@ def test_when_a_registered_jobs_window_is_due(
 @pytest.mark.parametrize(
     ("found", "expected"),
     [
-        (facts(replace(WINDOW, completed_at=T), claimed_by_holding=True), Window),
-        (facts(replace(WINDOW, completed_at=T, holder="b"), holds=True), errors.WindowCompleted),
+        (facts(WINDOW._replace(completed_at=T), claimed_by_holding=True), Window),
+        (facts(WINDOW._replace(completed_at=T, holder="b"), holds=True), errors.WindowCompleted),
         (facts(WINDOW, claimed_by_holding=True), errors.LeaseLost),
         (facts(WINDOW, foreign=True, claimed_by_holding=True), errors.HoldingOfAnotherPrincipal),
         (facts(None, holds=True), errors.WindowNotClaimed),
-        (facts(replace(WINDOW, generation=2), holds=True), errors.WindowNotClaimed),
+        (facts(WINDOW._replace(generation=2), holds=True), errors.WindowNotClaimed),
         (facts(WINDOW, holds=True, claimed_by_holding=True, may_complete=True), None),
     ],
 )

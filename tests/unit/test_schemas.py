@@ -1,8 +1,10 @@
-"""The hot routes' answers are rendered from the lease's fields without building response models:
-they must be byte for byte the JSON of the models the OpenAPI document declares."""
+"""The hot routes' answers, the overview and the jobs listing are rendered from fields without
+building response models: they must be byte for byte the JSON of the models the OpenAPI document
+declares."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -20,10 +22,14 @@ from tenure_server.api.schemas import (
     Problem,
     RenewManyResult,
     VerifyManyResult,
+    json_response,
     lease_json,
     renewals_json,
     verifications_json,
 )
+from tenure_server.api.status_schemas import JobOut, OverviewOut, job_fields, overview_json
+from tenure_server.app.status import Evaluated, Overview, Unregistered
+from tenure_server.domain.alerts import Alert, OpenAlert
 from tenure_server.domain.errors import (
     FenceLeaseMismatch,
     StaleGeneration,
@@ -31,7 +37,18 @@ from tenure_server.domain.errors import (
     UnknownGeneration,
 )
 from tenure_server.domain.fences import Fence
+from tenure_server.domain.history import NotableEvent
+from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.leases import Lease
+from tenure_server.domain.status import (
+    JobFacts,
+    LeaseView,
+    WindowFacts,
+    expect_each,
+    job_status,
+    lease_age,
+)
+from tenure_server.domain.windows import Window
 
 NOW = datetime(2026, 12, 3, 12, 0, 0, 123456, tzinfo=UTC)
 LEASES = [
@@ -152,3 +169,68 @@ def test_a_batch_verify_answer_is_the_json_of_its_verifymanyresult(
     )
     response = verifications_json(accepted, entries)
     assert response.body == model.__pydantic_serializer__.to_json(model)
+
+
+# The overview's jobs and leases are rendered from their fields (`overview_json`): every status,
+# zones whose offset is zero in winter and not, whole-number seconds, and the few parts that go
+# through their models (alerts, events, unregistered jobs).
+OVERVIEW_AT = datetime(2026, 1, 15, 12, 34, 56, 789000, tzinfo=UTC)
+
+
+def _job(name: str, zone: str, max_runtime: float | None, active_since: datetime) -> Job:
+    spec = JobSpec("*/5 * * * *", zone, "occurrence", name, 60, max_runtime, {"team": "ä"})
+    return Job(name, spec, active_since, active_since, active_since)
+
+
+def _window(job: str, key: str, started: datetime, completed: datetime | None) -> Window:
+    return Window(job, key, job, "host-1", 4, 1, started, completed, interrupted=completed is None)
+
+
+def _evaluated(job: Job, facts: JobFacts) -> Evaluated:
+    expected = expect_each([job], OVERVIEW_AT)[job.name]
+    return Evaluated(job, expected, facts, job_status(job, expected, facts, OVERVIEW_AT))
+
+
+def _overview() -> Overview:
+    hour_ago = OVERVIEW_AT - timedelta(hours=1)
+    completed = _job("done", "America/New_York", None, hour_ago)
+    key = expect_each([completed], OVERVIEW_AT)["done"].window
+    done = _window("done", key, hour_ago, hour_ago + timedelta(seconds=3))
+    running = WindowFacts(_window("run", "2026-01-15T12:30", hour_ago, None), lease_held=True)
+    died = WindowFacts(_window("died", "2026-01-15T12:30", hour_ago, None), lease_held=False)
+    jobs = [
+        _evaluated(_job("new", "UTC", None, OVERVIEW_AT), JobFacts()),
+        _evaluated(_job("missed", "Europe/London", 60, hour_ago), JobFacts(last_completed=done)),
+        _evaluated(
+            completed, JobFacts({key: WindowFacts(done, False)}, done, WindowFacts(done, False))
+        ),
+        _evaluated(_job("run", "Asia/Kolkata", 30, hour_ago), JobFacts(last_started=running)),
+        _evaluated(_job("died", "UTC", None, hour_ago), JobFacts(last_started=died)),
+    ]
+    assert {item.status.status for item in jobs} >= {"new", "missed", "ok", "overrunning"}
+    view = LeaseView("grown-1", "host-1", 4, hour_ago, OVERVIEW_AT, True, 29.5)
+    return Overview(
+        now=OVERVIEW_AT,
+        jobs=jobs,
+        leases=[
+            lease_age(view, OVERVIEW_AT, 600, None),
+            lease_age(dataclasses.replace(view, held=False), OVERVIEW_AT, 600, 7200),
+        ],
+        alerts=[OpenAlert(Alert("stuck", "grown-1", "4", "held for 1 h"), hour_ago)],
+        events=[NotableEvent(hour_ago, "lease", "grown-1", "taken_over", "host-2", 5, None)],
+        unregistered=[Unregistered("gone", JobFacts(last_completed=done, last_started=died))],
+    )
+
+
+def test_the_overview_answer_is_the_json_of_its_overviewout() -> None:
+    """`GET /v1/overview` writes each job and lease from its fields: the same JSON as the model."""
+    overview = _overview()
+    model = OverviewOut.of(overview)
+    assert overview_json(overview).body == model.__pydantic_serializer__.to_json(model)
+
+
+def test_a_jobs_fields_are_the_json_of_its_jobout() -> None:
+    """`GET /v1/jobs` writes each job from its fields: the same JSON as its JobOut."""
+    for item in _overview().jobs:
+        model = JobOut.of(item)
+        assert json_response(job_fields(item)).body == model.__pydantic_serializer__.to_json(model)

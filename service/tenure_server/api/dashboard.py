@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
+from functools import lru_cache
 from html import escape
 from importlib.resources import files
 
@@ -15,7 +16,7 @@ from tenure_server.app.status import Evaluated, Overview, Unregistered
 from tenure_server.app.stream_wire import EVENT_TYPES, to_json
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import NotableEvent
-from tenure_server.domain.status import JOB_STATES, LeaseAge, run_seconds
+from tenure_server.domain.status import JOB_STATES, JobState, LeaseAge, run_seconds
 
 REFRESH_SECONDS = 10
 SCRIPT = files(__package__).joinpath("dashboard.js").read_text(encoding="utf-8")
@@ -102,6 +103,8 @@ def _when(moment: datetime | None, now: datetime) -> str:
     return f'<span title="{title}">{escape(relative(moment, now))}</span>'
 
 
+# Pills and schedule cells repeat across a thousand rows: each rendered once per distinct value.
+@lru_cache(maxsize=256)
 def _pill(kind: str, text: str | None = None) -> str:
     return f'<span class="pill {escape(kind)}">{escape(text or kind)}</span>'
 
@@ -125,17 +128,26 @@ def _job_row(item: Evaluated, now: datetime) -> str:
             f'<span class="mono">{escape(expected.window)}</span> '
             f'<span class="muted">{verb}</span> {_when(expected.deadline, now)}'
         )
-    schedule = f"{escape(job.spec.schedule)} <span class='muted'>{escape(job.spec.timezone)}</span>"
     return (
         f'<tr data-job="{escape(job.name)}" data-status="{status.status}">'
         f'<td class="name">{escape(job.name)}</td>'
-        f'<td title="{escape(STATUS_TEXT[status.status])}">{_pill(status.status)}'
-        f"{_interrupted(status.interrupted_window)}</td>"
-        f'<td class="mono">{schedule}</td>'
+        f"{_status_cell(status.status)}{_interrupted(status.interrupted_window)}</td>"
+        f'<td class="mono">{_schedule(job.spec.schedule, job.spec.timezone)}</td>'
         f"<td>{last}</td>"
         f"<td>{_when(status.expectation.next_occurrence, now)}</td>"
         f"<td>{current}</td></tr>"
     )
+
+
+@lru_cache(maxsize=16)
+def _status_cell(state: JobState) -> str:
+    """A status cell's start, up to the interrupted mark."""
+    return f'<td title="{escape(STATUS_TEXT[state])}">{_pill(state)}'
+
+
+@lru_cache(maxsize=1024)
+def _schedule(schedule: str, zone: str) -> str:
+    return f"{escape(schedule)} <span class='muted'>{escape(zone)}</span>"
 
 
 def _interrupted(window: str | None) -> str:

@@ -8,14 +8,15 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from tenure_server.api.dependencies import CallerDep, JobsDep, LimitsDep
-from tenure_server.api.schemas import JobName, problem_responses
+from tenure_server.api.schemas import JobName, json_response, problem_responses
 from tenure_server.api.status_schemas import (
     JobEventOut,
     JobEventPage,
     JobOut,
     JobPage,
     JobPut,
-    UnregisteredJobOut,
+    job_fields,
+    unregistered_fields,
 )
 from tenure_server.domain.errors import Forbidden
 from tenure_server.domain.history import event_cursor
@@ -58,7 +59,8 @@ async def delete_job(job: JobName, caller: CallerDep, jobs: JobsDep) -> Response
     return Response(status_code=204)
 
 
-@router.get("", responses=problem_responses(403))
+# The answer encoded from the jobs' fields, not from a model per job (see overview_json).
+@router.get("", response_model=JobPage, responses=problem_responses(403))
 async def list_jobs(
     caller: CallerDep,
     jobs: JobsDep,
@@ -74,7 +76,7 @@ async def list_jobs(
             "field, whose `list_jobs` requires a schedule in every entry."
         ),
     ] = True,
-) -> JobPage:
+) -> Response:
     """Jobs in name order with their status, optionally under a name prefix."""
     caller.require("reader", "list jobs")
     if not caller.owns(prefix):
@@ -83,20 +85,22 @@ async def list_jobs(
     after = decode_cursor(cursor) or ""
     upper = prefix_upper_bound(prefix)
     evaluated, more = await jobs.page(after, prefix, upper, size)
-    items: list[JobOut | UnregisteredJobOut] = [JobOut.of(item) for item in evaluated]
+    items = [job_fields(item) for item in evaluated]
     if unregistered:
         # A full page of registered jobs ends the page at its last name: the walk for
         # unregistered ones stops there instead of stepping over every job beyond it, so a page
         # reads about `size` jobs however many there are (`more` is known already).
         end = evaluated[-1].job.name if more else upper
         found = await jobs.unregistered(after, prefix, end, size + 1)
-        items += [UnregisteredJobOut.of(item) for item in found]
+        items += [unregistered_fields(item) for item in found]
     # Both sides are in name order after the cursor: their first `size` names, merged, are the
     # page, and a name beyond it on either side means another page.
-    items.sort(key=lambda item: item.name)
+    items.sort(key=lambda item: str(item["name"]))
     more = more or len(items) > size
     page = items[:size]
-    return JobPage(items=page, next_cursor=encode_cursor(page[-1].name) if more else None)
+    return json_response(
+        {"items": page, "next_cursor": encode_cursor(page[-1]["name"]) if more else None}
+    )
 
 
 @router.get("/{job}/events", responses=problem_responses(403))

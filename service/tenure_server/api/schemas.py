@@ -318,9 +318,9 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     }
 
 
-def _json(document: Any) -> Response:
-    """A hot route's answer, encoded by orjson from plain values: byte for byte what pydantic
-    renders for the route's `response_model` (`Z` for UTC, floats and datetimes alike:
+def json_response(document: Any) -> Response:
+    """An answer encoded by orjson from plain values: byte for byte what pydantic renders for
+    the route's `response_model` (`Z` for UTC, floats and datetimes alike:
     tests/unit/test_schemas.py), for under half the CPU of pydantic's serializer, which was a
     batch renew's largest cost after asyncpg (bench/README.md, step 22)."""
     return Response(orjson.dumps(document, option=orjson.OPT_UTC_Z), media_type="application/json")
@@ -329,14 +329,14 @@ def _json(document: Any) -> Response:
 def lease_json(lease: Lease) -> Response:
     """A hot route's LeaseOut answer, rendered from the lease's fields: the JSON of
     `LeaseOut.of(lease)`, without building and validating the model."""
-    return _json(lease_fields(lease))
+    return json_response(lease_fields(lease))
 
 
 def renewals_json(
     renewed: list[Lease], lost: list[tuple[str, int]], undecided: list[tuple[str, int]]
 ) -> Response:
     """The batch renew's RenewManyResult answer, rendered likewise: a batch builds hundreds."""
-    return _json(
+    return json_response(
         {
             "renewed": [lease_fields(lease) for lease in renewed],
             "lost": [{"name": name, "generation": generation} for name, generation in lost],
@@ -348,7 +348,9 @@ def renewals_json(
 def verifications_json(accepted: list[Fence], refused: list[dict[str, Any]]) -> Response:
     """The batch verify's VerifyManyResult answer, rendered likewise; `refused` holds each
     refusal's FenceRefusalOut fields, its problem as the problem's JSON object."""
-    return _json({"accepted": [fence_fields(fence) for fence in accepted], "refused": refused})
+    return json_response(
+        {"accepted": [fence_fields(fence) for fence in accepted], "refused": refused}
+    )
 
 
 def as_json(model: BaseModel) -> Response:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
 
 from tenure.schedule import KeyFormat
-from tenure_server.api.schemas import WindowOut
+from tenure_server.api.schemas import WindowOut, json_response
 from tenure_server.app.status import Evaluated, Overview, Unregistered
 from tenure_server.domain.alerts import OpenAlert
 from tenure_server.domain.history import JobRecord, LeaseRecord, NotableEvent
@@ -98,35 +99,47 @@ class JobOut(BaseModel):
 
     @classmethod
     def of(cls, item: Evaluated) -> JobOut:
-        job, status, expected = item.job, item.status, item.status.expectation
-        return cls(
-            name=job.name,
-            schedule=job.spec.schedule,
-            timezone=job.spec.timezone,
-            key=job.spec.key,
-            lease=job.spec.lease,
-            deadline_seconds=job.spec.deadline_seconds,
-            max_runtime_seconds=job.spec.max_runtime_seconds,
-            labels=dict(job.spec.labels),
-            created_at=job.created_at,
-            updated_at=job.updated_at,
-            active_since=job.active_since,
-            status=JobStatusOut(
-                status=status.status,
-                window=expected.window,
-                occurrence=expected.occurrence,
-                deadline=expected.deadline,
-                next_occurrence=expected.next_occurrence,
-                interval_seconds=expected.interval_seconds,
-                last_completed_window=status.last_completed_window,
-                last_completed_at=status.last_completed_at,
-                last_duration_seconds=status.last_duration_seconds,
-                running_window=status.running_window,
-                running_for_seconds=status.running_for_seconds,
-                interrupted_window=status.interrupted_window,
-                duration_over_half_interval=status.slow,
-            ),
-        )
+        return cls(**job_fields(item))
+
+
+def job_fields(item: Evaluated) -> dict[str, Any]:
+    """What a JobOut shows of a job and its status: the model's fields, or its JSON when encoded
+    by orjson (the overview renders a thousand without building one: `overview_json`)."""
+    job, spec, status, expected = item.job, item.job.spec, item.status, item.status.expectation
+    return {
+        "name": job.name,
+        "registered": True,
+        "schedule": spec.schedule,
+        "timezone": spec.timezone,
+        "key": spec.key,
+        "lease": spec.lease,
+        "deadline_seconds": float(spec.deadline_seconds),
+        "max_runtime_seconds": _float(spec.max_runtime_seconds),
+        "labels": dict(spec.labels),
+        "created_at": job.created_at,
+        "updated_at": job.updated_at,
+        "active_since": job.active_since,
+        "status": {
+            "status": status.status,
+            "window": expected.window,
+            "occurrence": expected.occurrence,
+            "deadline": expected.deadline,
+            "next_occurrence": expected.next_occurrence,
+            "interval_seconds": float(expected.interval_seconds),
+            "last_completed_window": status.last_completed_window,
+            "last_completed_at": status.last_completed_at,
+            "last_duration_seconds": _float(status.last_duration_seconds),
+            "running_window": status.running_window,
+            "running_for_seconds": _float(status.running_for_seconds),
+            "interrupted_window": status.interrupted_window,
+            "duration_over_half_interval": status.slow,
+        },
+    }
+
+
+def _float(value: float | None) -> float | None:
+    """As pydantic writes a float field: 3600.0 for 3600."""
+    return None if value is None else float(value)
 
 
 class UnregisteredJobOut(BaseModel):
@@ -227,19 +240,24 @@ class LeaseAgeOut(BaseModel):
 
     @classmethod
     def of(cls, age: LeaseAge) -> LeaseAgeOut:
-        lease = age.lease
-        return cls(
-            name=lease.name,
-            holder=lease.holder,
-            generation=lease.generation,
-            held=lease.held,
-            acquired_at=lease.acquired_at,
-            expires_at=lease.expires_at,
-            held_for_seconds=age.held_for_seconds,
-            expires_in_seconds=lease.expires_in_seconds,
-            stuck_after_seconds=age.bound_seconds,
-            stuck=age.stuck,
-        )
+        return cls(**lease_age_fields(age))
+
+
+def lease_age_fields(age: LeaseAge) -> dict[str, Any]:
+    """What a LeaseAgeOut shows of a lease's age (as `job_fields`)."""
+    lease = age.lease
+    return {
+        "name": lease.name,
+        "holder": lease.holder,
+        "generation": lease.generation,
+        "held": lease.held,
+        "acquired_at": lease.acquired_at,
+        "expires_at": lease.expires_at,
+        "held_for_seconds": float(age.held_for_seconds),
+        "expires_in_seconds": float(lease.expires_in_seconds),
+        "stuck_after_seconds": float(age.bound_seconds),
+        "stuck": age.stuck,
+    }
 
 
 class AlertOut(BaseModel):
@@ -251,14 +269,19 @@ class AlertOut(BaseModel):
 
     @classmethod
     def of(cls, item: OpenAlert) -> AlertOut:
-        alert = item.alert
-        return cls(
-            kind=alert.kind,
-            subject=alert.subject,
-            window=alert.window,
-            summary=alert.summary,
-            opened_at=item.opened_at,
-        )
+        return cls(**alert_fields(item))
+
+
+def alert_fields(item: OpenAlert) -> dict[str, Any]:
+    """What an AlertOut shows of an open alert (as `job_fields`: a missed job has one each)."""
+    alert = item.alert
+    return {
+        "kind": alert.kind,
+        "subject": alert.subject,
+        "window": alert.window,
+        "summary": alert.summary,
+        "opened_at": item.opened_at,
+    }
 
 
 class NotableEventOut(BaseModel):
@@ -298,3 +321,30 @@ class OverviewOut(BaseModel):
             events=[NotableEventOut.of(event) for event in overview.events],
             unregistered_jobs=[UnregisteredJobOut.of(item) for item in overview.unregistered],
         )
+
+
+def overview_json(overview: Overview) -> Response:
+    """The JSON of `OverviewOut.of(overview)`, its jobs and leases encoded by orjson from their
+    fields: validating and serializing a model per job was most of the overview's CPU after the
+    statuses (bench/README.md, "How the cost grows with use"); open alerts likewise. The few
+    events and unregistered jobs go through their models (`tests/unit/test_schemas.py`)."""
+    return json_response(
+        {
+            "now": overview.now,
+            "jobs": [job_fields(item) for item in overview.jobs],
+            "leases": [lease_age_fields(age) for age in overview.leases],
+            "alerts": [alert_fields(alert) for alert in overview.alerts],
+            "events": [_dumped(NotableEventOut.of(event)) for event in overview.events],
+            "unregistered_jobs": [unregistered_fields(item) for item in overview.unregistered],
+        }
+    )
+
+
+def unregistered_fields(item: Unregistered) -> dict[str, Any]:
+    """An UnregisteredJobOut's JSON values, to be encoded with `job_fields`' (few: no fast path)."""
+    return _dumped(UnregisteredJobOut.of(item))
+
+
+def _dumped(model: BaseModel) -> dict[str, Any]:
+    """A model's JSON values (strings for datetimes), to be encoded with the rest."""
+    return model.model_dump(mode="json")

@@ -16,7 +16,7 @@ from tenure_server.domain.status import (
     JobFacts,
     JobStatus,
     LeaseAge,
-    expect,
+    expect_each,
     interrupted_window,
     job_status,
     lease_age,
@@ -100,7 +100,7 @@ class StatusReader:
         come back in the job's `facts.windows` (the monitor's open alerts)."""
         if not jobs and not extra:
             return []
-        expectations = {job.name: expect(job, now) for job in jobs}
+        expectations = expect_each(jobs, now)
         named = [
             (name, key)
             for name, expected in expectations.items()

@@ -63,7 +63,11 @@ async def create_pool(
     reset on release is only asyncpg's rollback of an open transaction, not its default
     `RESET ALL; UNLISTEN *; …` round trip per request. JIT is off: these are one-row OLTP
     statements, and a plan on stale statistics that crossed jit_above_cost would compile on
-    every execution."""
+    every execution. random_page_cost is 1.1, not 4 (a disk that seeks): the service's tables are
+    read from memory, and with the default a small leases table (a new deployment's: 1,000
+    names) made the batch acquire's generic plan hash-join the batch to three sequential scans
+    of every lease, a plan kept while the table grew until autovacuum's next ANALYZE
+    (bench/README.md, "How the cost grows with use"; tests/integration/test_plans.py)."""
     client_timeout = statement_timeout_ms / 1000 + CLIENT_TIMEOUT_MARGIN_SECONDS
     return await asyncpg.create_pool(
         dsn,
@@ -77,6 +81,7 @@ async def create_pool(
             "statement_timeout": str(statement_timeout_ms),
             "lock_timeout": str(lock_timeout_ms),
             "jit": "off",
+            "random_page_cost": "1.1",
         },
     )
 

@@ -14,7 +14,7 @@ Python, which would get the repeated hour of a daylight-saving fall-back day wro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -65,6 +65,22 @@ def expect(job: Job, now: datetime) -> Expectation:
         overdue_occurrence=overdue,
         overdue_window=schedule.window_key(overdue, spec.key),
     )
+
+
+def expect_each(jobs: Iterable[Job], now: datetime) -> dict[str, Expectation]:
+    """`expect` for each job by name, computed once per distinct schedule: an expectation depends
+    on the schedule, zone, key format and deadline only, and jobs commonly share them (the cron
+    arithmetic was most of a status's cost: bench/README.md, "How the cost grows with use")."""
+    shared: dict[tuple[str, str, str, float], Expectation] = {}
+    found: dict[str, Expectation] = {}
+    for job in jobs:
+        spec = job.spec
+        key = (spec.schedule, spec.timezone, spec.key, spec.deadline_seconds)
+        expectation = shared.get(key)
+        if expectation is None:
+            expectation = shared[key] = expect(job, now)
+        found[job.name] = expectation
+    return found
 
 
 @dataclass(frozen=True, slots=True)

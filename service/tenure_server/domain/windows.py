@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import MAXYEAR, UTC, datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from tenure import schedule
 from tenure.schedule import KeyFormat
@@ -22,8 +22,10 @@ from tenure_server.domain.errors import (
 WindowState = Literal["running", "interrupted", "completed"]
 
 
-@dataclass(frozen=True, slots=True)
-class Window:
+class Window(NamedTuple):
+    """A named tuple, not a frozen dataclass (as `Lease`): the overview and a monitor pass build
+    four per job, and a dataclass's __init__ costs twice a tuple's."""
+
     job: str
     window: str
     lease: str
