@@ -131,14 +131,19 @@ class Alone:
             self.recorder.running -= 1
 
 
-async def test_a_request_that_finds_the_batcher_idle_is_decided_alone_at_once() -> None:
-    """Nobody to share with: no batch, no wait for the loop's round; the requests arriving while
-    it runs share batches, and it holds one of the statements' places meanwhile."""
+async def test_a_request_that_finds_the_batcher_idle_is_decided_alone() -> None:
+    """Nobody to share with: no batch of one; the requests arriving while it runs share batches,
+    and it holds one of the statements' places meanwhile. Requests read in one round of the loop
+    still share a batch."""
     recorder = Recorder()
     alone = Alone(recorder)
     batcher = Batcher(recorder.run, max_batch=8, max_running=2, alone=alone.decide)
     assert await batcher.submit(7) == 700
     assert (alone.decided, recorder.batches) == ([7], [])
+    assert await asyncio.gather(*(batcher.submit(i) for i in range(3))) == [0, 10, 20]
+    assert alone.decided == [7]
+    assert [sorted(batch) for batch in recorder.batches] == [[0, 1, 2]]
+    recorder.batches.clear()
     first = asyncio.create_task(batcher.submit(1))
     await asyncio.sleep(0)  # the first is being decided alone
     later = [asyncio.create_task(batcher.submit(i)) for i in range(2, 12)]

@@ -8,10 +8,11 @@ round, so an idle service adds no delay and the requests read together share it;
 the requests that arrive while statements run share the next one.
 
 A batcher given `alone` (how one request is decided by itself) decides with it what a batch
-left undecided, and a request that finds the batcher idle (nothing waiting, nothing running) is
-decided alone at once, in its caller's task: nobody is there to share a statement with, and
-waiting for the loop's round and a task of its own would only add to its latency. It holds one of
-the `max_running` places meanwhile, so the requests that arrive during it still share batches.
+left undecided, and decides a request alone, in its caller's task, when it finds the batcher
+idle (nothing waiting, nothing running) and no other request is read in the same round of the
+loop: a batch of one would cost it a task of its own, another round and the batch statement's
+arrays. The requests read together still share a batch, as without `alone`; a request decided
+alone holds one of the `max_running` places, so those arriving meanwhile share batches too.
 """
 
 from __future__ import annotations
@@ -50,15 +51,33 @@ class Batcher(Generic[T, R]):
     async def submit(self, request: T) -> R:
         if self._alone is None:
             return await self._batched(request)
-        if self._pending or self._running or self._deciding_alone:
-            decided = await self._batched(request)
-            return decided if decided is not None else await self._alone(request)
+        idle = not (self._pending or self._running or self._deciding_alone)
+        if idle and await self._alone_in_round():
+            try:
+                return await self._alone(request)
+            finally:
+                self._give_place_back()
+        decided = await self._batched(request)
+        return decided if decided is not None else await self._alone(request)
+
+    async def _alone_in_round(self) -> bool:
+        """Takes a place while the other requests read in this round of the loop submit (they
+        do before it resumes). True, keeping the place, when none did; False, the place given
+        back, when some did: it joins them in the batch that starts at the end of this round."""
         self._deciding_alone += 1
         try:
-            return await self._alone(request)
-        finally:
+            await asyncio.sleep(0)
+        except BaseException:
+            self._give_place_back()
+            raise
+        if self._pending:
             self._deciding_alone -= 1
-            self._start_batches()
+            return False
+        return True
+
+    def _give_place_back(self) -> None:
+        self._deciding_alone -= 1
+        self._start_batches()
 
     async def _batched(self, request: T) -> R:
         future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
