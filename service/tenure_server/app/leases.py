@@ -327,6 +327,7 @@ class Leases:
             else:
                 lease = await self._release_alone(wanted)
             if lease is not None:
+                self._notifications.released(name)
                 self._sink.record(LeaseEvent("released", name, holder, generation))
             return lease
 
@@ -349,6 +350,7 @@ class Leases:
             if forced is None:
                 return None
             lease, event = forced
+            self._notifications.released(name)
             self._sink.record(event)
             return lease
 
