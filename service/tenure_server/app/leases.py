@@ -70,9 +70,9 @@ class Leases:
         # Acquires being decided alone: for identical ones to share the next statement.
         self._deciding: dict[Acquire, _Turns] = {}
         self._acquires = batcher(coalescing, self._acquire_batch, self._decide_alone)
-        self._renews = batcher(
-            coalescing, partial(first_per_name, decide=store.renew_coalesced), self._renew_alone
-        )
+        # No `alone` for renews: deciding one alone (renew_leases of one) cost twice the CPU and
+        # latency of a coalesced batch of one at one connection (bench/README.md, step 23).
+        self._renews = batcher(coalescing, partial(first_per_name, decide=store.renew_coalesced))
         self._releases = batcher(
             coalescing, partial(first_per_name, decide=store.release_coalesced), self._release_alone
         )
@@ -242,7 +242,10 @@ class Leases:
 
         async def statement(attempt: int) -> Lease | None:
             if attempt == 0 and self._renews is not None:
-                return await self._renews.submit(wanted)  # shared, or else decided alone
+                lease = await self._renews.submit(wanted)
+                if lease is not None:
+                    return lease
+            # Refused, or left undecided by the batch: decided as a batch of one.
             return await self._renew_alone(wanted)
 
         async def explain() -> TenureError:
