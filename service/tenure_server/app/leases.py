@@ -1,9 +1,9 @@
 """Leases: acquire (now or waiting for a release), renew, release, force-release, and reads.
 
 Single requests may share one statement with others that arrived together (app/coalescing.py);
-whatever a shared statement leaves undecided, and a request that finds nobody to share with, is
-decided alone, by the single statement (a renew: by the batch renew of one, and by the single
-statement only if its row is locked)."""
+whatever a shared statement leaves undecided, and an acquire or release that finds nobody to
+share with, is decided alone, by the single statement (a renew: by the batch renew of one, and by
+the single statement only if its row is locked)."""
 
 from __future__ import annotations
 
