@@ -113,6 +113,61 @@ async def test_a_caller_gone_before_its_batch_started_is_not_run() -> None:
     assert recorder.batches == [[1], [3]]
 
 
+class Alone:
+    """How one request is decided by itself: remembers each, and which ran at once with batches."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.decided: list[int] = []
+
+    async def decide(self, item: int) -> int:
+        self.decided.append(item)
+        self.recorder.running += 1
+        self.recorder.most_running = max(self.recorder.most_running, self.recorder.running)
+        try:
+            await asyncio.sleep(self.recorder.seconds)
+            return item * 100
+        finally:
+            self.recorder.running -= 1
+
+
+async def test_a_request_that_finds_the_batcher_idle_is_decided_alone() -> None:
+    """Nobody to share with: no batch of one; the requests arriving while it runs share batches,
+    and it holds one of the statements' places meanwhile. Requests read in one round of the loop
+    still share a batch."""
+    recorder = Recorder()
+    alone = Alone(recorder)
+    batcher = Batcher(recorder.run, max_batch=8, max_running=2, alone=alone.decide)
+    assert await batcher.submit(7) == 700
+    assert (alone.decided, recorder.batches) == ([7], [])
+    assert await asyncio.gather(*(batcher.submit(i) for i in range(3))) == [0, 10, 20]
+    assert alone.decided == [7]
+    assert [sorted(batch) for batch in recorder.batches] == [[0, 1, 2]]
+    recorder.batches.clear()
+    first = asyncio.create_task(batcher.submit(1))
+    await asyncio.sleep(0)  # the first is being decided alone
+    later = [asyncio.create_task(batcher.submit(i)) for i in range(2, 12)]
+    assert await asyncio.gather(first, *later) == [100] + [i * 10 for i in range(2, 12)]
+    assert alone.decided == [7, 1]
+    assert recorder.batches == [[2, 3, 4, 5, 6, 7, 8, 9], [10, 11]]
+    assert recorder.most_running == 2
+
+
+async def test_what_a_batch_leaves_undecided_is_decided_alone() -> None:
+    """A batch's None is no answer: that request is decided alone, in its caller's task."""
+
+    async def run(batch: list[int]) -> list[int | None]:
+        return [None if item % 2 else item for item in batch]
+
+    async def decide(item: int) -> int | None:
+        await asyncio.sleep(0)  # the first, alone, still runs when the others arrive
+        return -item
+
+    batcher: Batcher[int, int | None] = Batcher(run, max_batch=8, max_running=1, alone=decide)
+    answers = await asyncio.gather(*(batcher.submit(i) for i in range(5)))
+    assert answers == [0, -1, 2, -3, 4]
+
+
 def test_bounds_below_one_are_refused() -> None:
     """A batcher that could never run anything is a configuration error."""
 

@@ -6,6 +6,13 @@ client sent its request, as the client's own deadline (send time + TTL) assumes.
 statements running than `max_running`, a batch starts at the end of the event loop's current
 round, so an idle service adds no delay and the requests read together share it; under load,
 the requests that arrive while statements run share the next one.
+
+A batcher given `alone` (how one request is decided by itself) decides with it what a batch
+left undecided, and decides a request alone, in its caller's task, when it finds the batcher
+idle (nothing waiting, nothing running) and no other request is read in the same round of the
+loop: a batch of one would cost it a task of its own, another round and the batch statement's
+arrays. The requests read together still share a batch, as without `alone`; a request decided
+alone holds one of the `max_running` places, so those arriving meanwhile share batches too.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ class Batcher(Generic[T, R]):
         *,
         max_batch: int,
         max_running: int,
+        alone: Callable[[T], Awaitable[R]] | None = None,
     ) -> None:
-        """`run` answers a batch with one result per request, in order."""
+        """`run` answers a batch with one result per request, in order (None: left undecided,
+        when `alone` is given)."""
         if max_batch < 1 or max_running < 1:
             raise ValueError("max_batch and max_running must be at least 1")
         self._run = run
@@ -35,9 +44,42 @@ class Batcher(Generic[T, R]):
         self._max_running = max_running
         self._pending: list[tuple[T, asyncio.Future[R]]] = []
         self._running: set[asyncio.Task[None]] = set()
+        self._alone = alone
+        self._deciding_alone = 0  # requests decided alone because the batcher was idle
         self._start_scheduled = False
 
     async def submit(self, request: T) -> R:
+        if self._alone is None:
+            return await self._batched(request)
+        idle = not (self._pending or self._running or self._deciding_alone)
+        if idle and await self._alone_in_round():
+            try:
+                return await self._alone(request)
+            finally:
+                self._give_place_back()
+        decided = await self._batched(request)
+        return decided if decided is not None else await self._alone(request)
+
+    async def _alone_in_round(self) -> bool:
+        """Takes a place while the other requests read in this round of the loop submit (they
+        do before it resumes). True, keeping the place, when none did; False, the place given
+        back, when some did: it joins them in the batch that starts at the end of this round."""
+        self._deciding_alone += 1
+        try:
+            await asyncio.sleep(0)
+        except BaseException:
+            self._give_place_back()
+            raise
+        if self._pending:
+            self._deciding_alone -= 1
+            return False
+        return True
+
+    def _give_place_back(self) -> None:
+        self._deciding_alone -= 1
+        self._start_batches()
+
+    async def _batched(self, request: T) -> R:
         future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._pending.append((request, future))
         if not self._start_scheduled:
@@ -52,7 +94,7 @@ class Batcher(Generic[T, R]):
         self._start_batches()
 
     def _start_batches(self) -> None:
-        while self._pending and len(self._running) < self._max_running:
+        while self._pending and len(self._running) + self._deciding_alone < self._max_running:
             # A request whose caller went away before its batch started is not run at all.
             batch = [entry for entry in self._pending[: self._max_batch] if not entry[1].done()]
             del self._pending[: self._max_batch]
@@ -95,12 +137,16 @@ NO_COALESCING = Coalescing()
 
 
 def batcher(
-    coalescing: Coalescing, run: Callable[[list[T]], Awaitable[list[R]]]
+    coalescing: Coalescing,
+    run: Callable[[list[T]], Awaitable[list[R]]],
+    alone: Callable[[T], Awaitable[R]] | None = None,
 ) -> Batcher[T, R] | None:
-    """A batcher for `run`, or None when requests are not to share statements."""
+    """A batcher for `run` (and `alone`), or None when requests are not to share statements."""
     if coalescing.max_batch <= 1:
         return None
-    return Batcher(run, max_batch=coalescing.max_batch, max_running=coalescing.max_statements)
+    return Batcher(
+        run, max_batch=coalescing.max_batch, max_running=coalescing.max_statements, alone=alone
+    )
 
 
 class _Named(Protocol):

@@ -1,8 +1,9 @@
 """Leases: acquire (now or waiting for a release), renew, release, force-release, and reads.
 
 Single requests may share one statement with others that arrived together (app/coalescing.py);
-whatever a shared statement leaves undecided is decided alone, by the single statement (a renew:
-by the batch renew of one, and by the single statement only if its row is locked)."""
+whatever a shared statement leaves undecided, and an acquire or release that finds nobody to
+share with, is decided alone, by the single statement (a renew: by the batch renew of one, and by
+the single statement only if its row is locked)."""
 
 from __future__ import annotations
 
@@ -68,10 +69,12 @@ class Leases:
         self._lock_waits = lock_waits or LockWaits()
         # Acquires being decided alone: for identical ones to share the next statement.
         self._deciding: dict[Acquire, _Turns] = {}
-        self._acquires = batcher(coalescing, self._acquire_batch)
+        self._acquires = batcher(coalescing, self._acquire_batch, self._decide_alone)
+        # No `alone` for renews: deciding one alone (renew_leases of one) cost twice the CPU and
+        # latency of a coalesced batch of one at one connection (bench/README.md, step 23).
         self._renews = batcher(coalescing, partial(first_per_name, decide=store.renew_coalesced))
         self._releases = batcher(
-            coalescing, partial(first_per_name, decide=store.release_coalesced)
+            coalescing, partial(first_per_name, decide=store.release_coalesced), self._release_alone
         )
 
     async def acquire(
@@ -149,14 +152,11 @@ class Leases:
         wanted = Acquire(name, holder, ttl, principal)
 
         async def statement(attempt: int) -> Acquired | None:
-            acquired = None
-            if attempt == 0 and shared and self._acquires is not None:
-                acquired = await self._acquires.submit(wanted)
-            if acquired is None and shared:  # refused, or left undecided by the batch
-                acquired = await self._decide_alone(wanted)
-            elif acquired is None:
-                acquired = await self._lease_store.acquire_lease(name, holder, ttl, principal)
-            return acquired
+            if not shared:
+                return await self._lease_store.acquire_lease(name, holder, ttl, principal)
+            if attempt == 0 and self._acquires is not None:
+                return await self._acquires.submit(wanted)  # shared, or else decided alone
+            return await self._decide_alone(wanted)
 
         async def explain() -> TenureError | None:
             facts = await self._lease_store.explain_holding(name, holder, None, principal)
@@ -238,16 +238,15 @@ class Leases:
     async def renew(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None = None
     ) -> Lease:
+        wanted = Renew(name, holder, generation, ttl, principal)
+
         async def statement(attempt: int) -> Lease | None:
             if attempt == 0 and self._renews is not None:
-                lease = await self._renews.submit(Renew(name, holder, generation, ttl, principal))
+                lease = await self._renews.submit(wanted)
                 if lease is not None:
                     return lease
             # Refused, or left undecided by the batch: decided as a batch of one.
-            [outcome] = await self._renew_holdings([(name, generation)], holder, ttl, principal)
-            if isinstance(outcome, StorageUnavailable):  # its row stayed locked
-                raise outcome
-            return outcome
+            return await self._renew_alone(wanted)
 
         async def explain() -> TenureError:
             self._sink.record(LeaseEvent("renew_refused", name, holder, generation))
@@ -255,6 +254,15 @@ class Leases:
             return renew_refusal(name, generation, facts)
 
         return await decide("renew", statement, explain)
+
+    async def _renew_alone(self, renew: Renew) -> Lease | None:
+        """One renew decided as a batch of one: the lease, or None when refused."""
+        [outcome] = await self._renew_holdings(
+            [(renew.name, renew.generation)], renew.holder, renew.ttl, renew.principal
+        )
+        if isinstance(outcome, StorageUnavailable):  # its row stayed locked
+            raise outcome
+        return outcome
 
     async def renew_many(
         self,
@@ -289,12 +297,12 @@ class Leases:
         decided: dict[str, Lease | StorageUnavailable | None] = {name: None for name in refused}
         decided |= {lease.name: lease for lease in renewed}
         skipped = [(name, gen) for name, gen in holdings if name not in decided]
-        alone = [self._renew_alone(name, holder, gen, ttl, principal) for name, gen in skipped]
+        alone = [self._renew_locked(name, holder, gen, ttl, principal) for name, gen in skipped]
         for (name, _), outcome in zip(skipped, await asyncio.gather(*alone), strict=True):
             decided[name] = outcome
         return [decided[name] for name, _ in holdings]
 
-    async def _renew_alone(
+    async def _renew_locked(
         self, name: str, holder: str, generation: int, ttl: float, principal: str | None
     ) -> Lease | StorageUnavailable | None:
         """renew_lease for one holding whose row was locked: the lease, None when refused, or
@@ -314,17 +322,15 @@ class Leases:
         principal: str | None,
         grant: str,
     ) -> Lease:
+        wanted = Release(name, holder, generation, principal, grant)
+
         async def statement(attempt: int) -> Lease | None:
-            lease = None
             if attempt == 0 and self._releases is not None:
-                lease = await self._releases.submit(
-                    Release(name, holder, generation, principal, grant)
-                )
-            if lease is None:  # refused, or left undecided by the batch: decided alone
-                lease = await self._lease_store.release_lease(
-                    name, holder, generation, principal, grant
-                )
+                lease = await self._releases.submit(wanted)  # shared, or else decided alone
+            else:
+                lease = await self._release_alone(wanted)
             if lease is not None:
+                self._notifications.released(name)
                 self._sink.record(LeaseEvent("released", name, holder, generation))
             return lease
 
@@ -336,12 +342,18 @@ class Leases:
 
         return await decide("release", statement, explain)
 
+    async def _release_alone(self, release: Release) -> Lease | None:
+        return await self._lease_store.release_lease(
+            release.name, release.holder, release.generation, release.principal, release.grant
+        )
+
     async def force_release(self, name: str, actor: str) -> Lease:
         async def statement(_: int) -> Lease | None:
             forced = await self._lease_store.force_release_lease(name, actor)
             if forced is None:
                 return None
             lease, event = forced
+            self._notifications.released(name)
             self._sink.record(event)
             return lease
 

@@ -97,9 +97,16 @@ class ReleaseNotifications:
         if self._events is not None:
             self._events.deliver(str(payload))
 
-    def _wake(self, _connection: object, _pid: int, _channel: str, name: object) -> None:
-        for event in self._waiters.get(str(name), ()):
+    def released(self, name: str) -> None:
+        """A release of `name` committed in this process: its waiters here are woken now, not
+        after the notification's trip through the database and the listening connection (the
+        notification still wakes those of every other process). A wake-up is only a cue to
+        retry the acquire, which the database decides."""
+        for event in self._waiters.get(name, ()):
             event.set()
+
+    def _wake(self, _connection: object, _pid: int, _channel: str, name: object) -> None:
+        self.released(str(name))
 
     def _wake_everyone(self) -> None:
         # Releases may have been missed while the connection was down: let every waiter re-try.

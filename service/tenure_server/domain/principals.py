@@ -9,8 +9,11 @@ from tenure_server.domain.errors import Forbidden, ReservedName
 
 Role = Literal["reader", "client", "admin"]
 ROLES: tuple[Role, ...] = ("reader", "client", "admin")
-# Each role includes the ones before it: a client may read what it may write.
-_RANK = {role: rank for rank, role in enumerate(ROLES)}
+# Each role includes the ones before it: a client may read what it may write. The roles that
+# include each role (a set operation per request instead of a generator: every request asks).
+_INCLUDING: dict[Role, frozenset[Role]] = {
+    role: frozenset(ROLES[rank:]) for rank, role in enumerate(ROLES)
+}
 EVERY_NAMESPACE = "*"
 # The service's own names (the monitor's lease, `tenure.monitor`): no caller acts under them,
 # whatever its namespaces, so no token can hold what the service needs to hold.
@@ -34,7 +37,7 @@ class Principal:
         return self.name or "anonymous"
 
     def has(self, role: Role) -> bool:
-        return any(_RANK[mine] >= _RANK[role] for mine in self.roles)
+        return not self.roles.isdisjoint(_INCLUDING[role])
 
     def owns(self, name: str) -> bool:
         """Namespaces are name prefixes (`billing.`); `*` covers every name."""
