@@ -26,7 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +37,7 @@ from database import bench_database, prefill, side_databases
 from targets import format_ms, format_rate
 from tests.support import lifespan
 from tests.support.grown import YEAR, Growth, grow
-from tests.support.processes import Server, free_port, running, tenure_command
+from tests.support.processes import TENURE, Server, free_port, running, tenure_command
 from workloads import RENEW_POOL, Measurement, median_of
 
 from tenure_server.db.migrate import migrate
@@ -86,7 +86,11 @@ def _databases(bench_url: str) -> Iterator[dict[str, str]]:
 
 
 @contextmanager
-def _services(urls: dict[str, str]) -> Iterator[dict[str, Server]]:
+def uncached_services(
+    urls: Mapping[str, str], commands: Mapping[str, Path] | None = None
+) -> Iterator[dict[str, Server]]:
+    """A `tenure serve --workers 2` per side (its `commands` entry, or this checkout's), the
+    monitor off and /metrics uncached, so each read measures what it costs."""
     with ExitStack() as stack:
         servers = {}
         for side, url in urls.items():
@@ -97,7 +101,8 @@ def _services(urls: dict[str, str]) -> Iterator[dict[str, Server]]:
                 TENURE_MONITOR_ENABLED="false",
                 TENURE_METRICS_CACHE_SECONDS="0",
             )
-            command = tenure_command(port, "--workers", "2")
+            tenure = commands[side] if commands else TENURE
+            command = tenure_command(port, "--workers", "2", tenure=tenure)
             servers[side] = stack.enter_context(
                 running(command, port, env=env, output=subprocess.DEVNULL)
             )
@@ -168,21 +173,26 @@ def _logs_discarded() -> Iterator[None]:
             logger.propagate = propagate
 
 
+def monitor_settings(url: str) -> Settings:
+    """An in-process app on `url` whose monitor makes only the passes it is asked for: its
+    loop's first pass would wait the interval (30 min)."""
+    return Settings(
+        database_url=url,
+        pool_min_size=1,
+        pool_max_size=4,
+        monitor_interval_seconds=1800,
+        monitor_lease_ttl_seconds=3600,
+    )
+
+
 async def _monitor_passes(urls: dict[str, str], results: GrownResults, rounds: int) -> None:
-    """Passes of the service's own monitor, one app per database in this process; its loop's
-    first pass would wait the interval (30 min), so only these run."""
+    """Passes of the service's own monitor, one app per database in this process."""
     async with AsyncExitStack() as stack:
         stack.enter_context(_logs_discarded())
         monitors = {}
         for side, url in urls.items():
-            settings = Settings(
-                database_url=url,
-                pool_min_size=1,
-                pool_max_size=4,
-                monitor_interval_seconds=1800,
-                monitor_lease_ttl_seconds=3600,
-            )
-            served = await stack.enter_async_context(lifespan.running(create_app(settings)))
+            app = create_app(monitor_settings(url))
+            served = await stack.enter_async_context(lifespan.running(app))
             monitors[side] = served.monitor
         for monitor in monitors.values():  # unmeasured: the lease taken, alerts due opened
             await monitor.run_pass()
@@ -216,7 +226,7 @@ def scenario(
         for url in urls.values():
             asyncio.run(prefill(url, "rn-", 1, RENEW_POOL))
             asyncio.run(prefill(url, "fl-", 1, 1))
-        with _services(urls) as servers:
+        with uncached_services(urls) as servers:
             log("grown database: acquire, renew, verify, empty and grown in turns …")
             _operations(servers, results, rounds, seconds)
             log("grown database: read endpoints …")

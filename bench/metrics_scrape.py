@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -30,8 +28,9 @@ import httpx
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from cpu import CpuMeter
 from database import bench_database, side_databases
+from grown import uncached_services
 from tests.support.grown import Growth, grow
-from tests.support.processes import Server, free_port, running, tenure_command
+from tests.support.processes import Server
 
 from tenure_server.db.migrate import migrate
 
@@ -48,20 +47,8 @@ def _services(bench_url: str, commands: dict[str, Path]) -> Iterator[dict[str, S
             asyncio.run(migrate(url))
             if side.endswith("young"):
                 asyncio.run(grow(url, Growth().young()))
-        servers = {}
-        for side, url in urls.items():
-            port = free_port()
-            env = dict(
-                os.environ,
-                TENURE_DATABASE_URL=url,
-                TENURE_MONITOR_ENABLED="false",
-                TENURE_METRICS_CACHE_SECONDS="0",
-            )
-            command = tenure_command(port, "--workers", "2", tenure=commands[side.split("_")[0]])
-            servers[side] = stack.enter_context(
-                running(command, port, env=env, output=subprocess.DEVNULL)
-            )
-        yield servers
+        builds = {side: commands[side.split("_")[0]] for side in urls}
+        yield stack.enter_context(uncached_services(urls, builds))
 
 
 def _acquire_names(url: str, leases: int) -> None:

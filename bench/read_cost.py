@@ -25,25 +25,18 @@ from pathlib import Path
 
 import httpx
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
+from grown import monitor_settings
 from tests.support import lifespan
 
 from tenure_server.server.app import create_app
-from tenure_server.server.settings import Settings
 
 READS = ("/v1/overview", "/ui", "/v1/jobs?limit=100")
 MONITOR = "monitor pass"
 
 
 async def measure(url: str, requests: int, profiled: str | None) -> None:
-    settings = Settings(
-        database_url=url,
-        pool_min_size=1,
-        pool_max_size=4,
-        monitor_interval_seconds=1800,
-        monitor_lease_ttl_seconds=3600,
-    )
-    async with lifespan.running(create_app(settings)) as served:
+    async with lifespan.running(create_app(monitor_settings(url))) as served:
         transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
 
