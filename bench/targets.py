@@ -23,16 +23,24 @@ def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("pass" if ok else "**FAIL**")
 
 
+def _rate_over(
+    r: Results, workload: str, baseline: str, connections: int, bound: float
+) -> tuple[str, bool | None]:
+    """Tenure's rate over the baseline's at `connections`, judged against `bound`."""
+    tenure, other = (
+        r.median(workload, "tenure", connections),
+        r.median(workload, baseline, connections),
+    )
+    if not tenure or not other or not other.rate:
+        return f"not measured (needs {connections} connections)", None
+    ratio = tenure.rate / other.rate
+    rates = f"{format_rate(tenure.rate)} vs {format_rate(other.rate)}/s"
+    return f"{ratio:.2f}× ({rates} at {connections} conns)", ratio >= bound
+
+
 def _target_acquire(r: Results) -> tuple[str, bool | None]:
     c = 16 if 16 in r.connections else max(r.connections)
-    tenure, naive = r.median("acquire", "tenure", c), r.median("acquire", "naive", c)
-    if not tenure or not naive or not naive.rate:
-        return "not measured", None
-    ratio = tenure.rate / naive.rate
-    return (
-        f"{ratio:.2f}× ({format_rate(tenure.rate)} vs {format_rate(naive.rate)}/s at {c} conns)",
-        ratio >= 2,
-    )
+    return _rate_over(r, "acquire", "naive", c, 2)
 
 
 def _target_cycle(r: Results) -> tuple[str, bool | None]:
@@ -56,20 +64,30 @@ def _target_batch(r: Results) -> tuple[str, bool | None]:
     return text, batch.rate >= 50_000 and times >= 10
 
 
-def _target_latency(r: Results) -> tuple[str, bool | None]:
-    tenure, naive = r.median("acquire", "tenure", 1), r.median("acquire", "naive", 1)
-    if not tenure or not naive or not naive.p50_ms:
-        return "not measured (needs 1 connection)", None
-    ratio = tenure.p50_ms / naive.p50_ms
-    text = f"{ratio:.2f}× ({format_ms(tenure.p50_ms)} vs {format_ms(naive.p50_ms)} ms)"
-    return text, ratio <= 1.2
+def _latency_over(baseline: str, bound: float) -> Judge:
+    """Tenure's acquire p50 at one connection over the baseline's, at most `bound`."""
+
+    def judge(r: Results) -> tuple[str, bool | None]:
+        tenure, other = r.median("acquire", "tenure", 1), r.median("acquire", baseline, 1)
+        if not tenure or not other or not other.p50_ms:
+            return "not measured (needs 1 connection)", None
+        ratio = tenure.p50_ms / other.p50_ms
+        text = f"{ratio:.2f}× ({format_ms(tenure.p50_ms)} vs {format_ms(other.p50_ms)} ms)"
+        return text, ratio <= bound
+
+    return judge
 
 
-def _target_handoff(r: Results) -> tuple[str, bool | None]:
-    if not r.handoff:
-        return "not measured", None
-    p99 = percentile(sorted(r.handoff), 0.99) * 1000
-    return f"p99 {format_ms(p99)} ms ({len(r.handoff)} hand-offs)", p99 < 20
+def _handoff_under(bound_ms: float) -> Judge:
+    """The hand-offs' p99 below `bound_ms`."""
+
+    def judge(r: Results) -> tuple[str, bool | None]:
+        if not r.handoff:
+            return "not measured", None
+        p99 = percentile(sorted(r.handoff), 0.99) * 1000
+        return f"p99 {format_ms(p99)} ms ({len(r.handoff)} hand-offs)", p99 < bound_ms
+
+    return judge
 
 
 def _target_takeover(r: Results) -> tuple[str, bool | None]:
@@ -112,8 +130,8 @@ TARGETS = (
     ),
     ("acquire→release cycles/s", "≥ the raw asyncpg cycle from one process", _target_cycle),
     ("batch renew, leases renewed per second", "≥ 50k/s (≥ 10× single renews)", _target_batch),
-    ("acquire p50 at 1 connection", "≤ 1.2× the naive endpoint's", _target_latency),
-    ("hand-off, release → waiter holds it", "p99 < 20 ms", _target_handoff),
+    ("acquire p50 at 1 connection", "≤ 1.2× the naive endpoint's", _latency_over("naive", 1.2)),
+    ("hand-off, release → waiter holds it", "p99 < 20 ms", _handoff_under(20)),
     ("takeover after SIGKILL of a holder", "≤ TTL + 1 s", _target_takeover),
     ("idle: 10,000 held leases renewing every 30 s", "service < 15% of one core", _target_idle),
     ("hot single name", "≥ 80% of pgbench's single-name rate", _target_hot),
@@ -133,41 +151,11 @@ def _target_batch_verify(r: Results) -> tuple[str, bool | None]:
     return text, ratio >= 1
 
 
-def _over(
-    r: Results, workload: str, baseline: str, connections: int, bound: float
-) -> tuple[str, bool | None]:
-    tenure, other = (
-        r.median(workload, "tenure", connections),
-        r.median(workload, baseline, connections),
-    )
-    if not tenure or not other or not other.rate:
-        return f"not measured (needs {connections} connections)", None
-    ratio = tenure.rate / other.rate
-    rates = f"{format_rate(tenure.rate)} vs {format_rate(other.rate)}/s"
-    return f"{ratio:.2f}× ({rates} at {connections} conns)", ratio >= bound
-
-
 def _target_cycles_over_raw(r: Results) -> tuple[str, bool | None]:
-    judged = [_over(r, "cycle", "raw", c, 1.5) for c in (16, 64)]
+    judged = [_rate_over(r, "cycle", "raw", c, 1.5) for c in (16, 64)]
     verdicts = [ok for _, ok in judged]
     ok = None if None in verdicts else all(verdicts)
     return "; ".join(text for text, _ in judged), ok
-
-
-def _target_handoff_tight(r: Results) -> tuple[str, bool | None]:
-    text, ok = _target_handoff(r)
-    if ok is None:
-        return text, None
-    return text, percentile(sorted(r.handoff), 0.99) * 1000 < 5
-
-
-def _target_latency_pgbench(r: Results) -> tuple[str, bool | None]:
-    tenure, pgbench = r.median("acquire", "tenure", 1), r.median("acquire", "pgbench", 1)
-    if not tenure or not pgbench or not pgbench.p50_ms:
-        return "not measured (needs 1 connection)", None
-    ratio = tenure.p50_ms / pgbench.p50_ms
-    text = f"{ratio:.2f}× ({format_ms(tenure.p50_ms)} vs {format_ms(pgbench.p50_ms)} ms)"
-    return text, ratio <= 2
 
 
 # Issue 29's "remaining gaps" of the service, judged from the same run's figures.
@@ -176,15 +164,15 @@ GAP_TARGETS = (
     (
         "acquire req/s at 64 connections",
         "≥ 1.5× pgbench",
-        lambda r: _over(r, "acquire", "pgbench", 64, 1.5),
+        lambda r: _rate_over(r, "acquire", "pgbench", 64, 1.5),
     ),
     (
         "acquire→release cycles/s at 16 and 64",
         "≥ 1.5× raw asyncpg at each",
         _target_cycles_over_raw,
     ),
-    ("hand-off, release → waiter holds it", "p99 < 5 ms", _target_handoff_tight),
-    ("acquire p50 at 1 connection", "≤ 2× pgbench's", _target_latency_pgbench),
+    ("hand-off, release → waiter holds it", "p99 < 5 ms", _handoff_under(5)),
+    ("acquire p50 at 1 connection", "≤ 2× pgbench's", _latency_over("pgbench", 2)),
 )
 
 
