@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
-from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_TOKEN, ENV_URL
+from tenure._config import DEFAULT_TTL, DEFAULT_URL, ENV_CA_BUNDLE, ENV_TOKEN, ENV_URL
 from tenure._errors import ServiceUnavailable, TenureError, TooManyStreams, TransportError
 from tenure._events import CONNECTED, RESET
 from tenure._models import DEFAULT_DEADLINE, JobSpec
@@ -84,7 +84,9 @@ SIGINT/SIGTERM sent to tenure run are forwarded, and SIGKILL follows --grace lat
 leaves running when it exits is stopped the same way before the window is completed.
 
 The service is ${ENV_URL} (default {DEFAULT_URL}) unless --url is given; ${ENV_TOKEN} is sent
-as a bearer token.
+as a bearer token. Over https, the service's certificate is verified with the CAs of
+${ENV_CA_BUNDLE} (a CA bundle, or a folder of CA certificates) when set, else of $SSL_CERT_FILE,
+else of $SSL_CERT_DIR, else of certifi's bundle, as by httpx.
 """
 
 SERVER_EPILOG = f"""\

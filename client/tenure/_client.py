@@ -7,8 +7,8 @@ shells over `_protocol`: they send the request it builds, decode the answer with
 between retries as `RetryPolicy` says.
 
 Configuration is explicit: every argument has a named default (`DEFAULT_TIMEOUT`,
-`DEFAULT_RETRY`, …). `from_env()` is the one place that reads `TENURE_URL` and `TENURE_TOKEN`
-(`url_and_token`).
+`DEFAULT_RETRY`, …). `from_env()` is the one place that reads `TENURE_URL`, `TENURE_TOKEN`
+(`url_and_token`) and `TENURE_CA_BUNDLE` (`ca_bundle`).
 """
 
 from __future__ import annotations
@@ -29,16 +29,18 @@ from typing import Any
 import httpx
 
 from tenure import _protocol as P
-from tenure._config import DEFAULT_URL, ENV_TOKEN, ENV_URL, default_holder
+from tenure._config import DEFAULT_URL, ENV_CA_BUNDLE, ENV_TOKEN, ENV_URL, default_holder
 from tenure._errors import TransportError
 from tenure._models import JobSpec
 from tenure._retry import RetryPolicy
+from tenure._tls import Verify, ssl_context
 from tenure._tracing import trace_headers
 
 __all__ = [
     "ClientBase",
     "RequestBuilder",
     "async_transport",
+    "ca_bundle",
     "clock_skew",
     "environment_proxy",
     "holdings",
@@ -164,12 +166,12 @@ def environment_proxy(base_url: str) -> httpx.Proxy | None:
 
 
 def async_transport(
-    transport: httpx.AsyncBaseTransport | None, base_url: str, max_connections: int
+    transport: httpx.AsyncBaseTransport | None, base_url: str, max_connections: int, verify: Verify
 ) -> tuple[httpx.AsyncBaseTransport, httpx.AsyncBaseTransport]:
     """What `AsyncTenure` sends its requests through, and its event stream: both the caller's
     `transport`, else aiohttp's connection pool behind httpx's transport API (httpx-aiohttp),
     several times cheaper per request than httpx's own, through the environment's proxy if it
-    names one for `base_url`."""
+    names one for `base_url`, trusting the CAs `verify` names (`tenure._tls`)."""
     if transport is not None:
         return transport, transport
     # Imported here, not at the top: aiohttp takes long to import and `import tenure` stays light.
@@ -179,25 +181,32 @@ def async_transport(
     # that closed and reopened connections all the time (tests/client/test_connections.py).
     kept = _checked(max_connections)
     limits = httpx.Limits(max_connections=kept, max_keepalive_connections=kept)
-    pool = AiohttpTransport(limits=limits, proxy=environment_proxy(base_url))
+    pool = AiohttpTransport(
+        verify=ssl_context(verify), limits=limits, proxy=environment_proxy(base_url)
+    )
     return pool, pool
 
 
 def sync_transport(
-    transport: httpx.BaseTransport | None, base_url: str, max_connections: int
+    transport: httpx.BaseTransport | None, base_url: str, max_connections: int, verify: Verify
 ) -> tuple[httpx.BaseTransport, httpx.BaseTransport]:
     """What `Tenure` sends its requests through, and its event stream: both the caller's
     `transport`, else reqwest's connection pool behind httpx's transport API (pyreqwest) for the
     requests, about half the CPU per request of httpx's own under many threads
     (bench/README.md), and httpx's own pool for the stream (tenure._sync_transport says why),
-    through the environment's proxy if it names one for `base_url`."""
+    through the environment's proxy if it names one for `base_url`, trusting the CAs `verify`
+    names (`tenure._tls`; reqwest only where it can trust the same ones)."""
     if transport is not None:
         return transport, transport
     # Imported here, not at the top, as the async transport is: `import tenure` stays light.
-    from tenure._sync_transport import SyncTransport, httpcore_pool
+    from tenure._sync_transport import SyncTransport, Trust, httpcore_pool
 
     proxy = environment_proxy(base_url)
-    return SyncTransport(_checked(max_connections), proxy), httpcore_pool(max_connections, proxy)
+    trust = Trust.of(verify, base_url, proxy)
+    return (
+        SyncTransport(_checked(max_connections), proxy, trust),
+        httpcore_pool(max_connections, proxy, trust.context),
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -276,6 +285,13 @@ def url_and_token(base_url: str | None, token: str | None) -> tuple[str, str | N
     """`base_url`, else `$TENURE_URL`, else `DEFAULT_URL`; `token`, else `$TENURE_TOKEN`."""
     url = base_url or os.environ.get(ENV_URL) or DEFAULT_URL
     return url, token if token is not None else (os.environ.get(ENV_TOKEN) or None)
+
+
+def ca_bundle(verify: Verify | None) -> Verify:
+    """`verify`, else the CA bundle `$TENURE_CA_BUNDLE` names, else True (httpx's default)."""
+    if verify is not None:
+        return verify
+    return os.environ.get(ENV_CA_BUNDLE) or True
 
 
 def holdings(leases: Iterable[P.Holding | tuple[str, int]]) -> list[tuple[str, int]]:

@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TTL",
     "DEFAULT_URL",
+    "ENV_CA_BUNDLE",
     "ENV_TOKEN",
     "ENV_URL",
     "default_holder",
@@ -25,6 +26,8 @@ __all__ = [
 DEFAULT_URL = "http://127.0.0.1:8080"
 ENV_URL = "TENURE_URL"
 ENV_TOKEN = "TENURE_TOKEN"  # noqa: S105 - the name of a variable, not a secret
+# The CA bundle (a file, or a folder of CA certificates) `from_env()` clients trust, when set.
+ENV_CA_BUNDLE = "TENURE_CA_BUNDLE"
 # Seconds for one HTTP request (connect, write, read, pool). A waiting acquire adds its wait.
 DEFAULT_TIMEOUT = 10.0
 # Connections a client opens to the service at most (`Tenure`: requests in flight at most), all

@@ -2,7 +2,7 @@
 httpx's transport API, imported only when a `Tenure` is made without a transport of its own.
 
 pyreqwest maintains the adapter (`pyreqwest.compatibility.httpx`); what this module adds is the
-pool's configuration and three corrections:
+pool's configuration and four corrections:
 
 - The adapter turns httpx's four timeouts (connect, read, write, pool) into reqwest's one
   deadline for the whole request by adding them up, which would make each request's deadline
@@ -15,30 +15,79 @@ pool's configuration and three corrections:
 - reqwest has no read timeout per request, only that one deadline, which would end an event
   stream that lasts longer than its idle timeout (the longest silence taken, per read): the
   stream goes through httpx's own pool (`httpcore_pool`), as before.
+- reqwest verifies certificates with rustls, which trusts other CAs than httpx by default
+  (`reqwest_verification`): where it cannot trust exactly the ones `verify=` names
+  (`tenure._tls`), the requests go through httpx's own pool.
 """
 
 from __future__ import annotations
 
 import os
+import ssl
+import sys
 import threading
+from dataclasses import dataclass
 
 import httpx
 from pyreqwest.client import SyncClientBuilder
 from pyreqwest.compatibility.httpx import SyncHttpxTransport
 from pyreqwest.proxy import ProxyBuilder
 
-__all__ = ["HTTPCORE_KEPT_CONNECTIONS", "SyncTransport", "httpcore_pool"]
+from tenure._tls import Verify, ssl_context
+
+__all__ = [
+    "HTTPCORE_KEPT_CONNECTIONS",
+    "SyncTransport",
+    "Trust",
+    "httpcore_pool",
+    "reqwest_verification",
+]
 
 # httpcore's pool checks every idle connection on each request: measured with 64 threads, 20
 # kept open cost 0.6 ms of CPU per request, 64 kept 1.7-2.2 ms.
 HTTPCORE_KEPT_CONNECTIONS = 20
 
 
-def httpcore_pool(max_connections: int, proxy: httpx.Proxy | None) -> httpx.HTTPTransport:
+def httpcore_pool(
+    max_connections: int, proxy: httpx.Proxy | None, context: ssl.SSLContext
+) -> httpx.HTTPTransport:
     """httpx's own pool: at most `max_connections`, HTTPCORE_KEPT_CONNECTIONS of them kept."""
     kept = min(max_connections, HTTPCORE_KEPT_CONNECTIONS)
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=kept)
-    return httpx.HTTPTransport(limits=limits, proxy=proxy)
+    return httpx.HTTPTransport(verify=context, limits=limits, proxy=proxy)
+
+
+def reqwest_verification(verify: Verify, base_url: str, proxy: httpx.Proxy | None) -> bool | None:
+    """How reqwest's pool trusts exactly the CAs `ssl_context(verify)` does: with its default
+    roots (True), verifying nothing (False), or None where it cannot.
+
+    reqwest's default roots (rustls-platform-verifier) are, on Linux, $SSL_CERT_FILE's and
+    $SSL_CERT_DIR's when either is set, else the system's store (httpx: certifi's bundle), and
+    elsewhere the system's own verifier; roots given to its builder are trusted on top of those,
+    and pyreqwest 0.15 cannot drop them. So it trusts what httpx does without TLS (neither the
+    service nor the proxy is https), with nothing verified, or with $SSL_CERT_FILE alone naming
+    the CAs on Linux (with $SSL_CERT_DIR too, httpx reads only the file, reqwest both)."""
+    if httpx.URL(base_url).scheme != "https" and (proxy is None or proxy.url.scheme != "https"):
+        return True
+    if verify is False:
+        return False
+    named_by_file = bool(os.environ.get("SSL_CERT_FILE")) and not os.environ.get("SSL_CERT_DIR")
+    if verify is True and named_by_file and sys.platform == "linux":
+        return True
+    return None
+
+
+@dataclass(frozen=True)
+class Trust:
+    """What a `Tenure` trusts: `context` for httpx's pools, and how reqwest's pool verifies to
+    trust the same (`reqwest_verification`; None: httpx's own pool sends the requests)."""
+
+    context: ssl.SSLContext
+    reqwest: bool | None
+
+    @classmethod
+    def of(cls, verify: Verify, base_url: str, proxy: httpx.Proxy | None) -> Trust:
+        return cls(ssl_context(verify), reqwest_verification(verify, base_url, proxy))
 
 
 class _Runtime:
@@ -56,7 +105,8 @@ os.register_at_fork(after_in_child=_Runtime.after_fork)
 
 
 class _ReqwestTransport(SyncHttpxTransport):
-    """pyreqwest's httpx transport, each request's timeout its one deadline."""
+    """pyreqwest's httpx transport, each request's timeout its one deadline, and each error
+    saying its cause."""
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         timeouts = request.extensions.get("timeout")
@@ -64,15 +114,31 @@ class _ReqwestTransport(SyncHttpxTransport):
             longest = max((value for value in timeouts.values() if value is not None), default=None)
             # The adapter adds the values up: one value is the whole request's deadline.
             request.extensions = {**request.extensions, "timeout": {"read": longest}}
-        return super().handle_request(request)
+        try:
+            return super().handle_request(request)
+        except httpx.TransportError as error:
+            cause = _root_cause(error)
+            if cause is None:
+                raise
+            raise type(error)(f"{error}: {cause}", request=error.request) from error
 
 
-def _reqwest(max_connections: int, proxy: httpx.Proxy | None) -> _ReqwestTransport:
+def _root_cause(error: httpx.TransportError) -> str | None:
+    """What pyreqwest says caused `error`: the adapter keeps only its summary ("connection
+    error"), which hides why (an untrusted certificate: "invalid peer certificate:
+    UnknownIssuer")."""
+    details = getattr(error.__cause__, "details", None)
+    causes = details.get("causes") if isinstance(details, dict) else None
+    return str(causes[-1]["message"]) if causes else None
+
+
+def _reqwest(max_connections: int, proxy: httpx.Proxy | None, verifies: bool) -> _ReqwestTransport:
     """At most `max_connections` requests in flight, every connection kept open (reqwest's pool
     does not poll its idle connections on each request, as httpcore's does), through `proxy` or
     none: never one reqwest would find by itself, so that both clients follow
-    `environment_proxy`."""
+    `environment_proxy`; certificates verified with reqwest's default roots, or not at all."""
     builder = SyncClientBuilder().max_connections(max_connections).no_proxy()
+    builder = builder.danger_accept_invalid_certs(not verifies)
     if proxy is not None:
         route = ProxyBuilder.all(str(proxy.url))
         if proxy.auth is not None:  # httpx takes the credentials out of the proxy's URL
@@ -83,14 +149,18 @@ def _reqwest(max_connections: int, proxy: httpx.Proxy | None) -> _ReqwestTranspo
 
 
 class SyncTransport(httpx.BaseTransport):
-    """reqwest's pool in the process that made it, if that process may use pyreqwest; else, and
-    in a child forked from it, httpx's own (HTTPCORE_KEPT_CONNECTIONS kept open)."""
+    """reqwest's pool in the process that made it, if that process may use pyreqwest and reqwest
+    can trust what `trust` says; else, and in a child forked from it, httpx's own
+    (HTTPCORE_KEPT_CONNECTIONS kept open)."""
 
-    def __init__(self, max_connections: int, proxy: httpx.Proxy | None) -> None:
+    def __init__(self, max_connections: int, proxy: httpx.Proxy | None, trust: Trust) -> None:
         self._max_connections = max_connections
         self._proxy = proxy
+        self._context = trust.context
         self._pid = os.getpid()
-        self._reqwest = None if _Runtime.forked else _reqwest(max_connections, proxy)
+        self._reqwest = None
+        if not _Runtime.forked and trust.reqwest is not None:
+            self._reqwest = _reqwest(max_connections, proxy, trust.reqwest)
         self._httpcore: httpx.HTTPTransport | None = None
         self._lock = threading.Lock()
 
@@ -102,7 +172,7 @@ class SyncTransport(httpx.BaseTransport):
     def _fallback(self) -> httpx.HTTPTransport:
         with self._lock:
             if self._httpcore is None:
-                self._httpcore = httpcore_pool(self._max_connections, self._proxy)
+                self._httpcore = httpcore_pool(self._max_connections, self._proxy, self._context)
             return self._httpcore
 
     def close(self) -> None:

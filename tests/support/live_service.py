@@ -6,7 +6,8 @@ not a process of its own (`tests.support.processes.tenure_service` starts `tenur
                                 `start_service` and `service_url` fixtures of tests/conftest.py),
                                 over the HTTP protocol `tenure serve` uses (server/transport.py)
     Proxy(port)                 a TCP proxy in front of it that can stop forwarding: a network
-                                fault injected on the real path (the `proxy` fixture)
+                                fault injected on the real path (the `proxy` fixture); with
+                                `tls=`, the service over https (the `https_proxy` fixture)
 
 An app behind uvicorn as a task of the test's own event loop (for async tests: the event stream,
 /ui's browser tests) is `tests.support.event_streams.served`.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -70,10 +72,12 @@ class LiveService:
 
 class Proxy:
     """A TCP proxy to the service. `blackhole()` makes it swallow every byte in both directions
-    (requests get no answer, as behind a dead link); `restore()` forwards again."""
+    (requests get no answer, as behind a dead link); `restore()` forwards again. Given a server
+    context (`tls=`), it ends TLS in front of the service, as a load balancer does."""
 
-    def __init__(self, target_port: int) -> None:
+    def __init__(self, target_port: int, *, tls: ssl.SSLContext | None = None) -> None:
         self._target_port = target_port
+        self._tls = tls
         self._forwarding = threading.Event()
         self._forwarding.set()
         self._loop = asyncio.new_event_loop()
@@ -82,11 +86,12 @@ class Proxy:
         self.port = 0
         self.received = bytearray()
         self.connections = 0  # accepted from clients so far
+        self._clients: list[asyncio.StreamWriter] = []
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'http' if self._tls is None else 'https'}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         self._thread.start()
@@ -106,12 +111,14 @@ class Proxy:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._server = self._loop.run_until_complete(
-            asyncio.start_server(self._connection, "127.0.0.1", 0)
+            asyncio.start_server(self._connection, "127.0.0.1", 0, ssl=self._tls)
         )
         self.port = self._server.sockets[0].getsockname()[1]
         self._ready.set()
         self._loop.run_forever()
         self._server.close()
+        for writer in self._clients:  # no TLS close_notify awaited from clients that are gone
+            writer.transport.abort()
         for task in asyncio.all_tasks(self._loop):
             task.cancel()
         with contextlib.suppress(Exception):
@@ -120,6 +127,7 @@ class Proxy:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        self._clients.append(writer)
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection(
                 "127.0.0.1", self._target_port

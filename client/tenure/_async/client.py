@@ -27,6 +27,7 @@ from tenure._client import (
     ClientBase,
     RequestBuilder,
     async_transport,
+    ca_bundle,
     holdings,
     transport_error,
     url_and_token,
@@ -54,6 +55,7 @@ from tenure._models import (
     Window,
 )
 from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
+from tenure._tls import Verify
 from tenure.schedule import KeyFormat
 
 __all__ = ["AsyncTenure"]
@@ -69,7 +71,10 @@ class AsyncTenure(ClientBase):
 
     Requests go through an httpx client over `transport`, by default a connection pool of at
     most `max_connections` connections kept open between requests (aiohttp's for `AsyncTenure`,
-    through httpx-aiohttp; reqwest's for `Tenure`, through pyreqwest)."""
+    through httpx-aiohttp; reqwest's for `Tenure`, through pyreqwest). Over https it trusts the
+    CAs `verify` names, as httpx's `verify=` does: by default $SSL_CERT_FILE's, else
+    $SSL_CERT_DIR's, else certifi's; a CA bundle's path; an `ssl.SSLContext` (with a client
+    certificate loaded, for mutual TLS); False: none verified (`tenure._tls`)."""
 
     def __init__(
         self,
@@ -82,6 +87,7 @@ class AsyncTenure(ClientBase):
         max_wait_per_request: float = DEFAULT_MAX_WAIT_PER_REQUEST,
         transport: httpx.AsyncBaseTransport | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        verify: Verify = True,
     ) -> None:
         super().__init__(
             base_url,
@@ -91,7 +97,9 @@ class AsyncTenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._transport, self._streams = async_transport(transport, self.base_url, max_connections)
+        self._transport, self._streams = async_transport(
+            transport, self.base_url, max_connections, verify
+        )
         # The event stream goes through httpx's client; requests straight to the transport.
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
@@ -101,12 +109,19 @@ class AsyncTenure(ClientBase):
 
     @classmethod
     def from_env(
-        cls, base_url: str | None = None, *, token: str | None = None, **options: Any
+        cls,
+        base_url: str | None = None,
+        *,
+        token: str | None = None,
+        verify: Verify | None = None,
+        **options: Any,
     ) -> Self:
         """A client for `base_url`, else `$TENURE_URL`, else `DEFAULT_URL`, with `token`, else
-        `$TENURE_TOKEN` (sent as `Authorization: Bearer …`). Other options as for the class."""
+        `$TENURE_TOKEN` (sent as `Authorization: Bearer …`), trusting the CAs `verify` names,
+        else the CA bundle `$TENURE_CA_BUNDLE` names, else httpx's default ones. Other options
+        as for the class."""
         url, found = url_and_token(base_url, token)
-        return cls(url, token=found, **options)
+        return cls(url, token=found, verify=ca_bundle(verify), **options)
 
     # I/O --------------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from tenure import _protocol as P
 from tenure._client import (
     ClientBase,
     RequestBuilder,
+    ca_bundle,
     holdings,
     sync_transport,
     transport_error,
@@ -55,6 +56,7 @@ from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
 from tenure._sync.events import follow
 from tenure._sync.lease import LeaseHandle
 from tenure._sync.renewer import Renewer
+from tenure._tls import Verify
 from tenure.schedule import KeyFormat
 
 __all__ = ["Tenure"]
@@ -70,7 +72,10 @@ class Tenure(ClientBase):
 
     Requests go through an httpx client over `transport`, by default a connection pool of at
     most `max_connections` connections kept open between requests (aiohttp's for `AsyncTenure`,
-    through httpx-aiohttp; reqwest's for `Tenure`, through pyreqwest)."""
+    through httpx-aiohttp; reqwest's for `Tenure`, through pyreqwest). Over https it trusts the
+    CAs `verify` names, as httpx's `verify=` does: by default $SSL_CERT_FILE's, else
+    $SSL_CERT_DIR's, else certifi's; a CA bundle's path; an `ssl.SSLContext` (with a client
+    certificate loaded, for mutual TLS); False: none verified (`tenure._tls`)."""
 
     def __init__(
         self,
@@ -83,6 +88,7 @@ class Tenure(ClientBase):
         max_wait_per_request: float = DEFAULT_MAX_WAIT_PER_REQUEST,
         transport: httpx.BaseTransport | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        verify: Verify = True,
     ) -> None:
         super().__init__(
             base_url,
@@ -92,7 +98,9 @@ class Tenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._transport, self._streams = sync_transport(transport, self.base_url, max_connections)
+        self._transport, self._streams = sync_transport(
+            transport, self.base_url, max_connections, verify
+        )
         # The event stream goes through httpx's client; requests straight to the transport.
         self._http = httpx.Client(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
@@ -102,12 +110,19 @@ class Tenure(ClientBase):
 
     @classmethod
     def from_env(
-        cls, base_url: str | None = None, *, token: str | None = None, **options: Any
+        cls,
+        base_url: str | None = None,
+        *,
+        token: str | None = None,
+        verify: Verify | None = None,
+        **options: Any,
     ) -> Self:
         """A client for `base_url`, else `$TENURE_URL`, else `DEFAULT_URL`, with `token`, else
-        `$TENURE_TOKEN` (sent as `Authorization: Bearer …`). Other options as for the class."""
+        `$TENURE_TOKEN` (sent as `Authorization: Bearer …`), trusting the CAs `verify` names,
+        else the CA bundle `$TENURE_CA_BUNDLE` names, else httpx's default ones. Other options
+        as for the class."""
         url, found = url_and_token(base_url, token)
-        return cls(url, token=found, **options)
+        return cls(url, token=found, verify=ca_bundle(verify), **options)
 
     # I/O --------------------------------------------------------------------------------------
 
