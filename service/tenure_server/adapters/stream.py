@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
@@ -70,8 +70,10 @@ class StreamConfig:
     keepalive_seconds: float = 15.0
 
 
-@dataclass(frozen=True, slots=True)
-class _Received:
+class _Received(NamedTuple):
+    """An event as every replica receives it (a named tuple: each worker builds one per event
+    any replica publishes)."""
+
     id: str
     names: tuple[str, ...]
     frame: bytes
