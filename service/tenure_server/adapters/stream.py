@@ -70,10 +70,7 @@ class StreamConfig:
     keepalive_seconds: float = 15.0
 
 
-class _Received(NamedTuple):
-    """An event as every replica receives it (a named tuple: each worker builds one per event
-    any replica publishes)."""
-
+class _Received(NamedTuple):  # a named tuple: every worker builds one per event published
     id: str
     names: tuple[str, ...]
     frame: bytes
