@@ -7,7 +7,9 @@
 add --detach ../before <commit> && (cd ../before && scripts/bootstrap)`). In each round every
 workload runs once on each side, the side that goes first alternating, so the machine's drift
 falls on both; each round's after ÷ before rate is one ratio, and the median, min and max of
-the ratios are reported per workload (each round's rates go to stderr). With TMPDIR on a
+the ratios are reported per workload, with each side's median CPU per operation (its service's
+process tree, from /proc: on a shared machine the steadier figure; each round's rates and CPU go
+to stderr). With TMPDIR on a
 memory file system the embedded PostgreSQL's commits wait for no disk: what is left to compare is
 the two builds' CPU, not the disk's noise.
 """
@@ -26,12 +28,14 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 import runners
+from cpu import CpuMeter
 from database import bench_database, prefill, side_databases
 from tests.support.processes import Server, free_port, running, tenure_command
 from workloads import RENEW_POOL, WINDOW_LEASES
 
 SIDES = ("before", "after")
-WORKLOADS = ("acquire", "renew", "claim_complete", "verify")
+WORKLOADS = ("acquire", "renew", "claim_complete", "verify", "cycle")
+DEFAULT_WORKLOADS = ("acquire", "renew", "claim_complete", "verify")
 
 
 @contextmanager
@@ -59,21 +63,26 @@ async def _held(url: str) -> None:
 
 def _rates(
     servers: dict[str, Server], workload: str, rounds: int, seconds: int, connections: int
-) -> dict[str, list[float]]:
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Each side's rate and service CPU µs per operation, round by round."""
     for side, server in servers.items():  # unmeasured: pools grown, statements prepared
         runners.http(server.url, workload, connections, 1, f"w{side[0]}{workload[:3]}-", seed=1)
     rates: dict[str, list[float]] = {side: [] for side in SIDES}
+    cpu: dict[str, list[float]] = {side: [] for side in SIDES}
     for round_ in range(rounds):
         order = SIDES if round_ % 2 == 0 else SIDES[::-1]
         for side in order:
             prefix = f"{side[0]}{workload[:3]}{round_}-"
+            meter = CpuMeter(servers[side].pid)
+            meter.start()
             measured = runners.http(
                 servers[side].url, workload, connections, seconds, prefix, seed=round_
             )
             if measured.errors:
                 raise RuntimeError(f"{side} {workload}: {measured.errors} errors")
             rates[side].append(measured.rate)
-    return rates
+            cpu[side].append(meter.elapsed() / max(measured.ops, 1) * 1e6)
+    return rates, cpu
 
 
 def main() -> None:
@@ -83,7 +92,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=2)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument(
+        "--workloads", nargs="+", choices=WORKLOADS, default=list(DEFAULT_WORKLOADS)
+    )
     args = parser.parse_args()
     commands = {
         "before": args.before.resolve() / ".venv/bin/tenure",
@@ -92,22 +103,28 @@ def main() -> None:
     print(
         f"after/before at {args.connections} connections, {args.rounds} rounds of {args.seconds} s"
     )
-    print("| workload | before ops/s | after ops/s | after/before median | min | max |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| workload | before ops/s | after ops/s | after/before median | min | max "
+        "| before CPU µs/op | after CPU µs/op |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     with (
         bench_database(args.database_url) as database,
         _services(database.url, commands) as servers,
     ):
         for workload in args.workloads:
-            rates = _rates(servers, workload, args.rounds, args.seconds, args.connections)
+            rates, cpu = _rates(servers, workload, args.rounds, args.seconds, args.connections)
             ratios = [a / b for a, b in zip(rates["after"], rates["before"], strict=True)]
             for side in SIDES:  # every round's figure, for the spread
                 figures = [round(rate) for rate in rates[side]]
-                print(f"{workload} {side}: {figures}", file=sys.stderr)
+                micros = [round(each) for each in cpu[side]]
+                print(f"{workload} {side}: {figures}, CPU µs/op {micros}", file=sys.stderr)
             print(
                 f"| {workload} | {statistics.median(rates['before']):,.0f} "
                 f"| {statistics.median(rates['after']):,.0f} | {statistics.median(ratios):.3f} "
-                f"| {min(ratios):.3f} | {max(ratios):.3f} |",
+                f"| {min(ratios):.3f} | {max(ratios):.3f} "
+                f"| {statistics.median(cpu['before']):.0f} "
+                f"| {statistics.median(cpu['after']):.0f} |",
                 flush=True,
             )
 

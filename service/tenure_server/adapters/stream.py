@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
@@ -70,8 +70,7 @@ class StreamConfig:
     keepalive_seconds: float = 15.0
 
 
-@dataclass(frozen=True, slots=True)
-class _Received:
+class _Received(NamedTuple):  # a named tuple: every worker builds one per event published
     id: str
     names: tuple[str, ...]
     frame: bytes

@@ -24,7 +24,7 @@ import dataclasses
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -88,6 +88,12 @@ class BoundedNames:
         self._lock = threading.Lock()
 
     def __call__(self, name: str) -> str:
+        # Without the lock first: every event asks, and the set only grows (once full, it stays).
+        seen = self._seen
+        if name in seen:
+            return name
+        if len(seen) >= self._limit and OTHER in seen:
+            return OTHER
         with self._lock:
             if name in self._seen:
                 return name
@@ -111,6 +117,10 @@ class Metrics:
         # By name, what each event type adds to as the catalogue names it (domain/events.py).
         self.counters: dict[str, Counter] = {}
         self.histograms: dict[str, Histogram] = {}
+        # Each labelled series an event has added to, by metric and label values: `labels()`
+        # validates and locks on every call, and cost as much as the increment it precedes
+        # (bench/README.md, step 25). As many as the series, which the label values bound.
+        self._series: dict[tuple[Any, ...], Any] = {}
 
         def counter(name: str, doc: str, labels: tuple[str, ...]) -> Counter:
             made = self.counters[name] = Counter(name, doc, labels, registry=self.registry)
@@ -209,18 +219,29 @@ class Metrics:
         bounded = family.metric_name
         name = None if bounded is None else self._bounded[bounded](getattr(event, bounded))
         for count in entry.counts:
-            values = [
-                name if label == bounded else getattr(event, family.attribute(label))
-                for label in count.labels
-            ]
+            key = (
+                count.metric,
+                *[
+                    name if label == bounded else getattr(event, family.attribute(label))
+                    for label in count.labels
+                ],
+            )
             if count.observe is None:
-                self.counters[count.metric].labels(*values).inc(times)
+                self._labelled(key, self.counters).inc(times)
             else:
                 value = getattr(event, count.observe)
                 if value is not None:
-                    histogram = self.histograms[count.metric].labels(*values)
+                    histogram = self._labelled(key, self.histograms)
                     for _ in range(times):
                         histogram.observe(value)
+
+    def _labelled(self, key: tuple[Any, ...], metrics: Mapping[str, Counter | Histogram]) -> Any:
+        """The series of `key` (metric, label values...), found once by `labels()` and kept."""
+        series = self._series.get(key)
+        if series is None:
+            metric, *values = key
+            series = self._series[key] = metrics[metric].labels(*values)
+        return series
 
     def observe_many(self, events: Sequence[Event]) -> set[str]:
         """`observe` each event, events alike counted together: those of one type whose metrics

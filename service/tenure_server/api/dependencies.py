@@ -11,8 +11,7 @@ work.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from fastapi import Depends, Request
 
@@ -52,9 +51,9 @@ async def _caller(request: Request) -> Principal:
     return authenticate(services_of(request.scope), request.headers.get("authorization"))
 
 
-@dataclass(frozen=True, slots=True)
-class Context:
-    """The caller (authenticated, rate limited), the operations and the limits, in one."""
+class Context(NamedTuple):
+    """The caller (authenticated, rate limited), the operations and the limits, in one. A named
+    tuple: every hot request builds one, at less than half the cost of a frozen dataclass."""
 
     caller: Principal
     operations: Operations
