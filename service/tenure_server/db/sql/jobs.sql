@@ -108,11 +108,12 @@ SELECT job FROM walk WHERE unregistered ORDER BY job;
 -- $1 jobs (text[]), $2 and $3 (job, window key) pairs as two text[] of one length.
 -- A read, one snapshot: for each job its latest completed and latest started window (index
 -- scans, LIMIT 1), and the windows named by the pairs; each with whether the holding that claimed
--- it still holds its lease by the database clock (lease_held, by tenure_holds_v1), and
--- whether it is interrupted (tenure_window_interrupted_v2, migration 0014). lease_held is a scalar subquery, not EXISTS: for
--- many windows PostgreSQL turned the EXISTS into a hashed subplan that read every lease name ever
--- used (230 ms of 1M names for the overview's 1,000 jobs); a scalar subquery is one primary-key
--- lookup per window, whatever the table holds.
+-- it still holds its lease by the database clock (lease_held, by tenure_holds_v1), and whether it
+-- is interrupted (tenure_window_interrupted_v3 of lease_held, migration 0015: inlined, and the
+-- lease looked up once). The lease is a LATERAL subquery with LIMIT 1, which PostgreSQL cannot
+-- flatten into a join: one primary-key lookup per window, whatever the table holds. As EXISTS, for
+-- many windows it became a hashed subplan that read every lease name ever used (230 ms of 1M
+-- names for the overview's 1,000 jobs).
 WITH picked AS (
     SELECT 'completed' AS role, w.*
       FROM unnest($1::text[]) AS j(job)
@@ -132,13 +133,14 @@ WITH picked AS (
 )
 SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts, p.started_at,
        p.completed_at,
-       coalesce((SELECT true FROM leases AS l
-                  WHERE l.name = p.lease
-                    AND tenure_holds_v1(l, p.holder, p.generation, l.principal, now())
-                  LIMIT 1), false) AS lease_held,
-       tenure_window_interrupted_v2(p.lease, p.holder, p.generation, p.completed_at, now())
-           AS interrupted
-  FROM picked AS p;
+       coalesce(claim.held, false) AS lease_held,
+       tenure_window_interrupted_v3(p.completed_at, claim.held) AS interrupted
+  FROM picked AS p
+  LEFT JOIN LATERAL (
+      SELECT tenure_holds_v1(l, p.holder, p.generation, l.principal, now()) AS held
+        FROM leases AS l
+       WHERE l.name = p.lease
+       LIMIT 1) AS claim ON true;
 
 -- name: job_events
 -- $1 job, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the

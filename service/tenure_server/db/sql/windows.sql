@@ -89,8 +89,7 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
 -- for get_window.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at, now() AS now,
-       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
-           AS interrupted,
+       tenure_window_interrupted_v3(w.completed_at, claim.held) AS interrupted,
        tenure_window_due_v1($7, $8, now()) AS due,
        coalesce(held.holds, false) AS lease_held,
        coalesce(held.foreign, false) AS lease_foreign,
@@ -106,17 +105,28 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
       SELECT tenure_holds_v1(l, $4, $5, $6, now()) AS holds,
              tenure_holding_named_v1(l, $4, $5) AND NOT tenure_bound_to_v1(l, $6) AS foreign
         FROM leases AS l
-       WHERE l.name = $3) AS held ON true;
+       WHERE l.name = $3) AS held ON true
+  LEFT JOIN LATERAL (
+      SELECT tenure_holds_v1(l, w.holder, w.generation, l.principal, now()) AS held
+        FROM leases AS l
+       WHERE l.name = w.lease
+       LIMIT 1) AS claim ON true;
 
 -- name: get_window
 -- $1 job, $2 window. A plain read. interrupted: the run that claimed the window died without
--- completing it, by the database clock (migration 0010). It decides nothing; a claim by a live
--- holding (claim_window) makes the window running again.
+-- completing it, by the database clock: tenure_window_interrupted_v3 (migration 0015) of whether
+-- the claiming holding still holds its lease (tenure_holds_v1, one primary-key lookup; LIMIT 1
+-- keeps the LATERAL a lookup per window, never a join PostgreSQL could turn into a scan of every
+-- lease name). It decides nothing; a claim by a live holding (claim_window) makes the window
+-- running again.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
-       w.completed_at,
-       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
-           AS interrupted
+       w.completed_at, tenure_window_interrupted_v3(w.completed_at, claim.held) AS interrupted
   FROM job_windows AS w
+  LEFT JOIN LATERAL (
+      SELECT tenure_holds_v1(l, w.holder, w.generation, l.principal, now()) AS held
+        FROM leases AS l
+       WHERE l.name = w.lease
+       LIMIT 1) AS claim ON true
  WHERE w.job = $1 AND w.window_key = $2;
 
 -- name: list_windows
@@ -126,10 +136,13 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
 -- hold, and the bound stays an index condition in the generic plan asyncpg reuses
 -- (tests/integration/test_plans.py).
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
-       w.completed_at,
-       tenure_window_interrupted_v2(w.lease, w.holder, w.generation, w.completed_at, now())
-           AS interrupted
+       w.completed_at, tenure_window_interrupted_v3(w.completed_at, claim.held) AS interrupted
   FROM job_windows AS w
+  LEFT JOIN LATERAL (
+      SELECT tenure_holds_v1(l, w.holder, w.generation, l.principal, now()) AS held
+        FROM leases AS l
+       WHERE l.name = w.lease
+       LIMIT 1) AS claim ON true
  WHERE w.job = $1 AND w.window_key < coalesce($2, '~')
  ORDER BY w.window_key DESC
  LIMIT $3;
