@@ -4,7 +4,11 @@ The requests go over loadgen.py's lean keep-alive connections, as the throughput
 over wrk's: httpx spends more CPU per request than the service does (bench/README.md, "What
 runs", has the figure).
 
-    .venv/bin/python bench/handoff.py [--rounds 300] [--database-url URL]
+    .venv/bin/python bench/handoff.py [--rounds 300] [--workers 1] [--database-url URL]
+
+With `--workers 2` (as the full bench serves) the two connections land on one worker or on two,
+the kernel's choice for the whole run: a run measures either releases that wake their own
+worker's waiter, or wakes through PostgreSQL's NOTIFY.
 """
 
 from __future__ import annotations
@@ -70,8 +74,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--database-url")
+    parser.add_argument("--workers", type=int, default=1)
     arguments = parser.parse_args()
-    service = tenure_service(database_url=arguments.database_url, output=subprocess.DEVNULL)
+    service = tenure_service(
+        "--workers",
+        str(arguments.workers),
+        database_url=arguments.database_url,
+        output=subprocess.DEVNULL,
+    )
     with service as tenure:
         latencies = sorted(asyncio.run(hand_offs(tenure.url, arguments.rounds)))
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]

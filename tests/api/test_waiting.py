@@ -7,17 +7,21 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
 
+from tenure_server.db.leases import Leases
 from tenure_server.db.notifications import CHANNEL
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_leases import held, problem, release
 from tests.support.lifespan import running
+
+T = TypeVar("T")
 
 
 async def wait_for(
@@ -41,6 +45,32 @@ async def test_a_waiter_is_woken_by_the_release(api: httpx.AsyncClient) -> None:
     assert response.status_code == 200, response.text
     assert (response.json()["holder"], response.json()["generation"]) == ("b", 2)
     assert elapsed < 1.0
+
+
+async def test_a_waiter_parks_in_three_statements(
+    api: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused waiter marks the lease awaited before its refusal is explained, then waits: no
+    second acquire and explanation after the mark (the real statements, only recorded)."""
+    lease = await held(api, "close-day", "a", ttl=60)
+    run: list[str] = []
+    for statement in ("acquire_lease", "await_lease", "explain_holding"):
+        monkeypatch.setattr(Leases, statement, _recorded(run, getattr(Leases, statement)))
+    waiter = asyncio.create_task(wait_for(api, "b", 30))
+    await asyncio.sleep(0.3)
+    parked = list(run)
+    assert (await release(api, lease)).status_code == 200
+    assert (await waiter).json()["generation"] == 2
+    assert parked == ["acquire_lease", "await_lease", "explain_holding"]
+    assert run[len(parked) :] == ["acquire_lease"]
+
+
+def _recorded(run: list[str], method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    async def recorded(self: Leases, *args: object) -> T:
+        run.append(method.__name__)
+        return await method(self, *args)
+
+    return recorded
 
 
 async def test_a_waiter_takes_over_when_the_holder_dies(api: httpx.AsyncClient) -> None:

@@ -104,20 +104,16 @@ class Leases:
                 released.clear()
                 try:
                     # Its own statement: a holding it withdraws must be no other request's.
+                    awaiting = None if awaited else deadline - loop.time()
                     lease, began = await self._acquire_now(
-                        name, holder, ttl, principal, shared=False
+                        name, holder, ttl, principal, shared=False, awaiting=awaiting
                     )
                 except LeaseHeld as held:
+                    awaited = True  # marked before the refusal was explained
                     remaining = deadline - loop.time()
                     if remaining <= 0:
                         self._sink.record(LeaseEvent("refused", name, holder, None))
                         raise
-                    if not awaited:
-                        # Releases notify only awaited leases; a release that came before the
-                        # mark is seen by the acquire retried at once.
-                        await self._lease_store.await_lease(name, remaining)
-                        awaited = True
-                        continue
                     pause = min(remaining, held.retry_after_seconds + EXPIRY_SLACK_SECONDS)
                     if not self._notifications.listening:
                         pause = min(pause, FALLBACK_POLL_SECONDS)
@@ -143,12 +139,23 @@ class Leases:
         self._draining.set()
 
     async def _acquire_now(
-        self, name: str, holder: str, ttl: float, principal: str | None, *, shared: bool = True
+        self,
+        name: str,
+        holder: str,
+        ttl: float,
+        principal: str | None,
+        *,
+        shared: bool = True,
+        awaiting: float | None = None,
     ) -> tuple[Lease, bool]:
         """The lease, and whether this call began the holding (False: it extended it). Unless
         `shared` is False, the decision may be shared with identical concurrent requests (same
         grant): a waiting acquire, which withdraws its holding if its caller goes away, must not
-        share one, or it would end the holding of a retry that was told it holds the lease."""
+        share one, or it would end the holding of a retry that was told it holds the lease.
+        `awaiting`: the caller will wait that many seconds for a release, so a refusal marks the
+        lease awaited before it is explained (releases notify only awaited leases). A release
+        before the mark shows in the explanation, and the acquire is taken again; one after it
+        notifies. The waiter parks in three statements, not two more after its refusal."""
         wanted = Acquire(name, holder, ttl, principal)
 
         async def statement(attempt: int) -> Acquired | None:
@@ -159,6 +166,10 @@ class Leases:
             return await self._decide_alone(wanted)
 
         async def explain() -> TenureError | None:
+            nonlocal awaiting
+            if awaiting is not None:
+                await self._lease_store.await_lease(name, awaiting)
+                awaiting = None
             facts = await self._lease_store.explain_holding(name, holder, None, principal)
             return acquire_refusal(name, facts)
 
