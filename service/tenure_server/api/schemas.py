@@ -100,7 +100,7 @@ class ReleaseRequest(_Body):
     holder: Holder
     generation: Generation
     grant: str = Field(
-        pattern=r"^[0-9]{1,20}$",
+        pattern=r"^(0|[1-9][0-9]{0,19})$",
         description="The `grant` of the caller's latest acquire or renew (required): the release "
         "ends nothing if the holder was granted the lease again after sending it.",
     )
