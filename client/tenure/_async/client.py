@@ -97,14 +97,16 @@ class AsyncTenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._transport, self._streams = async_transport(
+        self._transport, self._streams, direct = async_transport(
             transport, self.base_url, max_connections, verify
         )
-        # The event stream goes through httpx's client; requests straight to the transport.
+        # The event stream goes through httpx's client; requests straight to the transport, or
+        # through its pool without httpx's request and response where it can (`direct`).
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
         )
-        self._requests = RequestBuilder(self._http)
+        self._requests = RequestBuilder(self._http, httpx.Headers)
+        self._direct = None if direct is None else direct(self._http)
         self._renewer = AsyncRenewer(self)
 
     @classmethod
@@ -161,8 +163,11 @@ class AsyncTenure(ClientBase):
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _send(self, request: P.Request[T], http_timeout: float) -> T:
+        timeout = http_timeout + request.wait
+        if self._direct is not None:
+            return await self._direct.send(request, timeout)
         try:
-            built = self._requests.build(request, http_timeout + request.wait)
+            built = self._requests.build(request, timeout)
             response = await self._transport.handle_async_request(built)
             try:
                 await response.aread()

@@ -98,14 +98,16 @@ class Tenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._transport, self._streams = sync_transport(
+        self._transport, self._streams, direct = sync_transport(
             transport, self.base_url, max_connections, verify
         )
-        # The event stream goes through httpx's client; requests straight to the transport.
+        # The event stream goes through httpx's client; requests straight to the transport, or
+        # through its pool without httpx's request and response where it can (`direct`).
         self._http = httpx.Client(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
         )
-        self._requests = RequestBuilder(self._http)
+        self._requests = RequestBuilder(self._http, httpx.Headers)
+        self._direct = None if direct is None else direct(self._http)
         self._renewer = Renewer(self)
 
     @classmethod
@@ -160,8 +162,11 @@ class Tenure(ClientBase):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(self, request: P.Request[T], http_timeout: float) -> T:
+        timeout = http_timeout + request.wait
+        if self._direct is not None:
+            return self._direct.send(request, timeout)
         try:
-            built = self._requests.build(request, http_timeout + request.wait)
+            built = self._requests.build(request, timeout)
             response = self._transport.handle_request(built)
             try:
                 response.read()
