@@ -14,7 +14,6 @@ both paths. A caller's own `transport=` is sent to through httpx's API, as ever.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import httpx
@@ -38,13 +37,6 @@ def _timeout(seconds: float) -> ClientTimeout:
     return ClientTimeout(sock_connect=seconds, sock_read=seconds, connect=seconds)
 
 
-def _headers(headers: Mapping[str, str]) -> CIMultiDict[str]:
-    """`headers` without httpx's Accept-Encoding: aiohttp sends the encodings it can decode."""
-    kept = CIMultiDict(headers)
-    kept.popall("Accept-Encoding", None)
-    return kept
-
-
 def _proxy(proxy: httpx.Proxy | None) -> dict[str, Any]:
     """The transport's proxy as aiohttp's per-request arguments, as the transport passes it."""
     if proxy is None:
@@ -59,7 +51,7 @@ class AiohttpSender:
 
     def __init__(self, transport: AiohttpTransport, http: httpx.AsyncClient) -> None:
         self._transport = transport
-        self._requests = RequestBuilder(http, _headers)
+        self._requests = RequestBuilder(http, CIMultiDict[str], encodings=False)
         self._proxy = _proxy(transport.proxy)
 
     def _session(self) -> ClientSession:

@@ -39,6 +39,7 @@ from tenure._tracing import trace_headers
 
 if TYPE_CHECKING:
     from multidict import CIMultiDict
+    from pyreqwest.http import HeaderMap
 
 __all__ = [
     "AsyncSender",
@@ -218,24 +219,25 @@ def async_transport(
 def sync_transport(
     transport: httpx.BaseTransport | None, base_url: str, max_connections: int, verify: Verify
 ) -> tuple[httpx.BaseTransport, httpx.BaseTransport, Callable[[httpx.Client], SyncSender] | None]:
-    """What `Tenure` sends its requests through, and its event stream: both the caller's
-    `transport`, else reqwest's connection pool behind httpx's transport API (pyreqwest) for the
-    requests, about half the CPU per request of httpx's own under many threads
-    (bench/README.md), and httpx's own pool for the stream (tenure._sync_transport says why),
-    through the environment's proxy if it names one for `base_url`, trusting the CAs `verify`
-    names (`tenure._tls`; reqwest only where it can trust the same ones)."""
+    """What `Tenure` sends its requests through, its event stream, and what sends the requests
+    straight through that pool (given the client's httpx client), if anything: the caller's
+    `transport` for both, and nothing; else reqwest's connection pool behind httpx's transport
+    API (pyreqwest) for the requests, about half the CPU per request of httpx's own under many
+    threads (bench/README.md), sent straight through reqwest's client where the transport uses
+    it (`tenure._reqwest_sender`), and httpx's own pool for the stream (tenure._sync_transport
+    says why), through the environment's proxy if it names one for `base_url`, trusting the CAs
+    `verify` names (`tenure._tls`; reqwest only where it can trust the same ones)."""
     if transport is not None:
         return transport, transport, None
     # Imported here, not at the top, as the async transport is: `import tenure` stays light.
+    from tenure._reqwest_sender import ReqwestSender
     from tenure._sync_transport import SyncTransport, Trust, httpcore_pool
 
     proxy = environment_proxy(base_url)
     trust = Trust.of(verify, base_url, proxy)
-    return (
-        SyncTransport(_checked(max_connections), proxy, trust),
-        httpcore_pool(max_connections, proxy, trust.context),
-        None,
-    )
+    pool = SyncTransport(_checked(max_connections), proxy, trust)
+    streams = httpcore_pool(max_connections, proxy, trust.context)
+    return pool, streams, functools.partial(ReqwestSender, pool)
 
 
 @functools.lru_cache(maxsize=64)
@@ -244,31 +246,38 @@ def _timeout_extension(seconds: float) -> dict[str, float | None]:
 
 
 # The headers of a request as the pool that sends it takes them: httpx's `Headers`, aiohttp's
-# `CIMultiDict`; each made from a mapping, and copied as it is from one of its own kind.
-H = TypeVar("H", httpx.Headers, "CIMultiDict[str]")
+# `CIMultiDict`, pyreqwest's `HeaderMap`; each made from a mapping, and copied from its own kind.
+H = TypeVar("H", httpx.Headers, "CIMultiDict[str]", "HeaderMap")
 
 
 class RequestBuilder(Generic[H]):
     """Each `_protocol.Request` as what a client sends, with what is the same for every request
     of the client worked out once: the URL's prefix, the client's headers (the token, httpx's
     defaults) in the kind the pool takes (`H`, made by `kind`); per request only the path and
-    query, the JSON body and the trace headers (when tracing is on) are new.
+    query, the JSON body and the trace headers (when tracing is on) are new. Without
+    `encodings`, httpx's Accept-Encoding is left out: a pool sent to directly decodes the answer
+    itself and asks for the encodings it can decode.
 
-    `build` makes the `httpx.Request` a transport takes: what `httpx.AsyncClient.request` would
-    build, without merging the client's configuration into each request again. The clients hand
-    it straight to their transport: httpx's client would add per request what the SDK does not
-    use (cookies, redirects, auth flows, event hooks), at about half the client's CPU per request
-    over aiohttp (bench/README.md). A pool sent to directly takes `url`, `headers` and `content`
-    (`tenure._aiohttp_sender`)."""
+    `build` makes the `httpx.Request` a transport takes (`tenure._async.sender`): what
+    `httpx.AsyncClient.request` would build, without merging the client's configuration into
+    each request again. A pool sent to directly takes `url`, `headers` and `content`
+    (`tenure._aiohttp_sender`, `tenure._reqwest_sender`)."""
 
     def __init__(
-        self, http: httpx.Client | httpx.AsyncClient, kind: Callable[[Mapping[str, str]], H]
+        self,
+        http: httpx.Client | httpx.AsyncClient,
+        kind: Callable[[Mapping[str, str]], H],
+        *,
+        encodings: bool = True,
     ) -> None:
         self._prefix = str(http.base_url).rstrip("/")  # the paths start with "/"
         self._kind: Callable[[Mapping[str, str]], H] = kind
+        headers = httpx.Headers(http.headers)
+        if not encodings:
+            headers.pop("Accept-Encoding", None)
         # Made once: from a dict, each request would normalise and encode every header again.
-        self._headers: H = kind(http.headers)
-        self._json_headers: H = kind(http.headers)
+        self._headers: H = kind(headers)
+        self._json_headers: H = kind(headers)
         self._json_headers["Content-Type"] = "application/json"
 
     def url(self, request: P.Request[Any]) -> str:

@@ -23,13 +23,12 @@ from tenure import _protocol as P
 from tenure._async.events import follow
 from tenure._async.lease import AsyncLeaseHandle
 from tenure._async.renewer import AsyncRenewer
+from tenure._async.sender import AsyncHttpxSender
 from tenure._client import (
     ClientBase,
-    RequestBuilder,
     async_transport,
     ca_bundle,
     holdings,
-    transport_error,
     url_and_token,
     warn_clock_ignored,
 )
@@ -105,8 +104,9 @@ class AsyncTenure(ClientBase):
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
         )
-        self._requests = RequestBuilder(self._http, httpx.Headers)
-        self._direct = None if direct is None else direct(self._http)
+        self._sender = (
+            AsyncHttpxSender(self._transport, self._http) if direct is None else direct(self._http)
+        )
         self._renewer = AsyncRenewer(self)
 
     @classmethod
@@ -163,19 +163,7 @@ class AsyncTenure(ClientBase):
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _send(self, request: P.Request[T], http_timeout: float) -> T:
-        timeout = http_timeout + request.wait
-        if self._direct is not None:
-            return await self._direct.send(request, timeout)
-        try:
-            built = self._requests.build(request, timeout)
-            response = await self._transport.handle_async_request(built)
-            try:
-                await response.aread()
-            finally:  # the connection goes back to the pool, or is closed, also on errors
-                await response.aclose()
-        except httpx.TransportError as error:
-            raise transport_error(error) from error
-        return P.decode_response(request, response.status_code, response.headers, response.content)
+        return await self._sender.send(request, http_timeout + request.wait)
 
     async def aclose(self) -> None:
         """Free the client's connections."""

@@ -23,11 +23,9 @@ import httpx
 from tenure import _protocol as P
 from tenure._client import (
     ClientBase,
-    RequestBuilder,
     ca_bundle,
     holdings,
     sync_transport,
-    transport_error,
     url_and_token,
     warn_clock_ignored,
 )
@@ -56,6 +54,7 @@ from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
 from tenure._sync.events import follow
 from tenure._sync.lease import LeaseHandle
 from tenure._sync.renewer import Renewer
+from tenure._sync.sender import HttpxSender
 from tenure._tls import Verify
 from tenure.schedule import KeyFormat
 
@@ -106,8 +105,9 @@ class Tenure(ClientBase):
         self._http = httpx.Client(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
         )
-        self._requests = RequestBuilder(self._http, httpx.Headers)
-        self._direct = None if direct is None else direct(self._http)
+        self._sender = (
+            HttpxSender(self._transport, self._http) if direct is None else direct(self._http)
+        )
         self._renewer = Renewer(self)
 
     @classmethod
@@ -162,19 +162,7 @@ class Tenure(ClientBase):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(self, request: P.Request[T], http_timeout: float) -> T:
-        timeout = http_timeout + request.wait
-        if self._direct is not None:
-            return self._direct.send(request, timeout)
-        try:
-            built = self._requests.build(request, timeout)
-            response = self._transport.handle_request(built)
-            try:
-                response.read()
-            finally:  # the connection goes back to the pool, or is closed, also on errors
-                response.close()
-        except httpx.TransportError as error:
-            raise transport_error(error) from error
-        return P.decode_response(request, response.status_code, response.headers, response.content)
+        return self._sender.send(request, http_timeout + request.wait)
 
     def close(self) -> None:
         """Free the client's connections."""
