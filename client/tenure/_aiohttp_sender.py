@@ -2,13 +2,13 @@
 (httpx-aiohttp's `AiohttpTransport`), imported only with that transport.
 
 Through the transport, each request was built as an `httpx.Request`, converted into aiohttp's,
-and each answer converted back into an `httpx.Response` and read through it: about 40% of the
-client's CPU per request (bench/README.md). Sent here, a request is the method, URL, headers and
-body bytes `RequestBuilder` makes for both paths, and the answer is status, headers and body
-bytes for `_protocol.decode_response`, as before. What the transport decides stays its own: the
-session (its connection pool, the TLS context `verify` gave it) and the proxy; the timeouts and
-the errors are the transport's too (`httpx_aiohttp.transport`), so the client behaves alike on
-both paths. A caller's own `transport=` is sent to through httpx's API, as ever.
+and each answer converted back into an `httpx.Response` and read through it: over a third of
+the client's CPU per request (bench/README.md). Sent here, a request is the method, URL,
+headers and body bytes `RequestBuilder` makes for both paths, and the answer is status, headers
+and body bytes for `_protocol.decode_response`, as before. What the transport decides stays its
+own: the session (its connection pool, the TLS context `verify` gave it) and the proxy; the
+timeouts and the errors are the transport's too (`httpx_aiohttp.transport`), so the client
+behaves alike on both paths. A caller's own `transport=` is sent to through httpx's API.
 """
 
 from __future__ import annotations

@@ -2,13 +2,13 @@
 transport (`tenure._sync_transport`), imported only with that transport.
 
 Through the transport, each request was built as an `httpx.Request`, converted by pyreqwest's
-httpx adapter, and each answer converted back into an `httpx.Response` and read through it
-(bench/README.md). Sent here, a request is the method, URL, headers and body bytes
-`RequestBuilder` makes for both paths, with the transport's one deadline, and the answer is
-status, headers and body bytes for `_protocol.decode_response`, as before. Errors are the ones
-the transport raises (pyreqwest's adapter's mapping, `explained`). Where the transport does not
-send through reqwest (a forked child, CAs reqwest cannot trust alike), the requests go through
-httpx's transport API to it, as they did before.
+httpx adapter, and each answer converted back into an `httpx.Response` and read through it:
+about half the client's CPU per request (bench/README.md). Sent here, a request is the method,
+URL, headers and body bytes `RequestBuilder` makes for both paths, with the transport's one
+deadline, and the answer is status, headers and body bytes for `_protocol.decode_response`, as
+before. Errors are the ones the transport raises (pyreqwest's adapter's mapping, `explained`).
+Where the transport does not send through reqwest (a forked child, CAs reqwest cannot trust
+alike), the requests go through httpx's transport API to it, as they did before.
 """
 
 from __future__ import annotations
