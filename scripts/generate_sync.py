@@ -30,6 +30,7 @@ REPLACEMENTS = {
     "AsyncTenure": "Tenure",
     "AsyncLeaseHandle": "LeaseHandle",
     "AsyncRenewer": "Renewer",
+    "AsyncHttpxSender": "HttpxSender",
     "_TaskHandle": "_ThreadHandle",
     "arun_once": "run_once",
     "arun_scheduled": "run_scheduled",

@@ -20,11 +20,12 @@ import math
 import os
 import threading
 import time
+import urllib.parse
 import urllib.request
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import httpx
 
@@ -36,9 +37,15 @@ from tenure._retry import RetryPolicy
 from tenure._tls import Verify, ssl_context
 from tenure._tracing import trace_headers
 
+if TYPE_CHECKING:
+    from multidict import CIMultiDict
+    from pyreqwest.http import HeaderMap
+
 __all__ = [
+    "AsyncSender",
     "ClientBase",
     "RequestBuilder",
+    "SyncSender",
     "async_transport",
     "ca_bundle",
     "clock_skew",
@@ -51,6 +58,7 @@ __all__ = [
 ]
 
 _log = logging.getLogger("tenure")
+T = TypeVar("T")
 
 
 class ClientBase:
@@ -165,17 +173,38 @@ def environment_proxy(base_url: str) -> httpx.Proxy | None:
     return httpx.Proxy(proxy if "://" in proxy else f"http://{proxy}")
 
 
+class AsyncSender(Protocol):
+    """Sends requests straight through a pool: no httpx request or response on the way."""
+
+    async def send(self, request: P.Request[T], http_timeout: float) -> T: ...
+
+
+class SyncSender(Protocol):
+    """`AsyncSender`, blocking."""
+
+    def send(self, request: P.Request[T], http_timeout: float) -> T: ...
+
+
 def async_transport(
     transport: httpx.AsyncBaseTransport | None, base_url: str, max_connections: int, verify: Verify
-) -> tuple[httpx.AsyncBaseTransport, httpx.AsyncBaseTransport]:
-    """What `AsyncTenure` sends its requests through, and its event stream: both the caller's
-    `transport`, else aiohttp's connection pool behind httpx's transport API (httpx-aiohttp),
-    several times cheaper per request than httpx's own, through the environment's proxy if it
-    names one for `base_url`, trusting the CAs `verify` names (`tenure._tls`)."""
+) -> tuple[
+    httpx.AsyncBaseTransport,
+    httpx.AsyncBaseTransport,
+    Callable[[httpx.AsyncClient], AsyncSender] | None,
+]:
+    """What `AsyncTenure` sends its requests through, its event stream, and what sends the
+    requests straight through that pool (given the client's httpx client), if anything: the
+    caller's `transport` for both, and nothing; else aiohttp's connection pool behind httpx's
+    transport API (httpx-aiohttp), several times cheaper per request than httpx's own, through
+    the environment's proxy if it names one for `base_url`, trusting the CAs `verify` names
+    (`tenure._tls`), with the requests sent straight through its session
+    (`tenure._aiohttp_sender`)."""
     if transport is not None:
-        return transport, transport
+        return transport, transport, None
     # Imported here, not at the top: aiohttp takes long to import and `import tenure` stays light.
     from httpx_aiohttp import AiohttpTransport
+
+    from tenure._aiohttp_sender import AiohttpSender
 
     # Every connection kept open: before, 20 of 100 were, and more concurrent requests than
     # that closed and reopened connections all the time (tests/client/test_connections.py).
@@ -184,29 +213,31 @@ def async_transport(
     pool = AiohttpTransport(
         verify=ssl_context(verify), limits=limits, proxy=environment_proxy(base_url)
     )
-    return pool, pool
+    return pool, pool, functools.partial(AiohttpSender, pool)
 
 
 def sync_transport(
     transport: httpx.BaseTransport | None, base_url: str, max_connections: int, verify: Verify
-) -> tuple[httpx.BaseTransport, httpx.BaseTransport]:
-    """What `Tenure` sends its requests through, and its event stream: both the caller's
-    `transport`, else reqwest's connection pool behind httpx's transport API (pyreqwest) for the
-    requests, about half the CPU per request of httpx's own under many threads
-    (bench/README.md), and httpx's own pool for the stream (tenure._sync_transport says why),
-    through the environment's proxy if it names one for `base_url`, trusting the CAs `verify`
-    names (`tenure._tls`; reqwest only where it can trust the same ones)."""
+) -> tuple[httpx.BaseTransport, httpx.BaseTransport, Callable[[httpx.Client], SyncSender] | None]:
+    """What `Tenure` sends its requests through, its event stream, and what sends the requests
+    straight through that pool (given the client's httpx client), if anything: the caller's
+    `transport` for both, and nothing; else reqwest's connection pool behind httpx's transport
+    API (pyreqwest) for the requests, about half the CPU per request of httpx's own under many
+    threads (bench/README.md), sent straight through reqwest's client where the transport uses
+    it (`tenure._reqwest_sender`), and httpx's own pool for the stream (tenure._sync_transport
+    says why), through the environment's proxy if it names one for `base_url`, trusting the CAs
+    `verify` names (`tenure._tls`; reqwest only where it can trust the same ones)."""
     if transport is not None:
-        return transport, transport
+        return transport, transport, None
     # Imported here, not at the top, as the async transport is: `import tenure` stays light.
+    from tenure._reqwest_sender import ReqwestSender
     from tenure._sync_transport import SyncTransport, Trust, httpcore_pool
 
     proxy = environment_proxy(base_url)
     trust = Trust.of(verify, base_url, proxy)
-    return (
-        SyncTransport(_checked(max_connections), proxy, trust),
-        httpcore_pool(max_connections, proxy, trust.context),
-    )
+    pool = SyncTransport(_checked(max_connections), proxy, trust)
+    streams = httpcore_pool(max_connections, proxy, trust.context)
+    return pool, streams, functools.partial(ReqwestSender, pool)
 
 
 @functools.lru_cache(maxsize=64)
@@ -214,44 +245,73 @@ def _timeout_extension(seconds: float) -> dict[str, float | None]:
     return httpx.Timeout(seconds).as_dict()
 
 
-class RequestBuilder:
-    """Each `_protocol.Request` as the `httpx.Request` a client sends, with what is the same for
-    every request of the client worked out once: the URL's prefix, the client's headers (the
-    token, httpx's defaults) and the timeouts; per request only the path, the JSON body and the
-    trace headers (when tracing is on) are new. What `httpx.AsyncClient.request` would build,
-    without merging the client's configuration into each request again.
+# The headers of a request as the pool that sends it takes them: httpx's `Headers`, aiohttp's
+# `CIMultiDict`, pyreqwest's `HeaderMap`; each made from a mapping, and copied from its own kind.
+H = TypeVar("H", httpx.Headers, "CIMultiDict[str]", "HeaderMap")
 
-    The clients hand these straight to their transport: httpx's client would add per request
-    what the SDK does not use (cookies, redirects, auth flows, event hooks), at about half the
-    client's CPU per request over aiohttp (bench/README.md)."""
 
-    def __init__(self, http: httpx.Client | httpx.AsyncClient) -> None:
+class RequestBuilder(Generic[H]):
+    """Each `_protocol.Request` as what a client sends, with what is the same for every request
+    of the client worked out once: the URL's prefix, the client's headers (the token, httpx's
+    defaults) in the kind the pool takes (`H`, made by `kind`); per request only the path and
+    query, the JSON body and the trace headers (when tracing is on) are new. Without
+    `encodings`, httpx's Accept-Encoding is left out: a pool sent to directly decodes the answer
+    itself and asks for the encodings it can decode.
+
+    `build` makes the `httpx.Request` a transport takes (`tenure._async.sender`): what
+    `httpx.AsyncClient.request` would build, without merging the client's configuration into
+    each request again. A pool sent to directly takes `url`, `headers` and `content`
+    (`tenure._aiohttp_sender`, `tenure._reqwest_sender`)."""
+
+    def __init__(
+        self,
+        http: httpx.Client | httpx.AsyncClient,
+        kind: Callable[[Mapping[str, str]], H],
+        *,
+        encodings: bool = True,
+    ) -> None:
         self._prefix = str(http.base_url).rstrip("/")  # the paths start with "/"
-        # httpx.Headers, which a request copies as they are; from a dict, each request would
-        # normalise and encode every header again.
-        self._headers = httpx.Headers(http.headers)
-        self._json_headers = httpx.Headers(http.headers)
+        self._kind: Callable[[Mapping[str, str]], H] = kind
+        headers = httpx.Headers(http.headers)
+        if not encodings:
+            headers.pop("Accept-Encoding", None)
+        # Made once: from a dict, each request would normalise and encode every header again.
+        self._headers: H = kind(headers)
+        self._json_headers: H = kind(headers)
         self._json_headers["Content-Type"] = "application/json"
 
-    def build(self, request: P.Request[Any], timeout: float) -> httpx.Request:
-        content = None
-        headers = self._headers
-        if request.json is not None:
-            # As httpx encodes `json=`: compact, UTF-8, no NaN.
-            content = json.dumps(
-                request.json, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-            ).encode()
-            headers = self._json_headers
+    def url(self, request: P.Request[Any]) -> str:
+        """The request's URL, its query encoded as httpx encodes `params=`."""
+        if request.params:
+            return f"{self._prefix}{request.path}?{urllib.parse.urlencode(request.params)}"
+        return self._prefix + request.path
+
+    def headers(self, request: P.Request[Any]) -> H:
+        """The client's headers, the body's type if it has one, and the trace context's."""
+        headers = self._headers if request.json is None else self._json_headers
         trace = trace_headers()
         if trace:
-            headers = httpx.Headers(headers)
+            headers = self._kind(headers)
             headers.update(trace)
+        return headers
+
+    @staticmethod
+    def content(request: P.Request[Any]) -> bytes | None:
+        """The JSON body as httpx encodes `json=`: compact, UTF-8, no NaN; None for none."""
+        if request.json is None:
+            return None
+        return json.dumps(
+            request.json, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        ).encode()
+
+    def build(
+        self: RequestBuilder[httpx.Headers], request: P.Request[Any], timeout: float
+    ) -> httpx.Request:
         return httpx.Request(
             request.method,
-            self._prefix + request.path,
-            params=request.params,
-            headers=headers,
-            content=content,
+            self.url(request),
+            headers=self.headers(request),
+            content=self.content(request),
             extensions={"timeout": _timeout_extension(timeout)},
         )
 

@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass
 
 import httpx
-from pyreqwest.client import SyncClientBuilder
+from pyreqwest.client import SyncClient, SyncClientBuilder
 from pyreqwest.compatibility.httpx import SyncHttpxTransport
 from pyreqwest.proxy import ProxyBuilder
 
@@ -39,6 +39,7 @@ __all__ = [
     "HTTPCORE_KEPT_CONNECTIONS",
     "SyncTransport",
     "Trust",
+    "explained",
     "httpcore_pool",
     "reqwest_verification",
 ]
@@ -105,8 +106,12 @@ os.register_at_fork(after_in_child=_Runtime.after_fork)
 
 
 class _ReqwestTransport(SyncHttpxTransport):
-    """pyreqwest's httpx transport, each request's timeout its one deadline, and each error
-    saying its cause."""
+    """pyreqwest's httpx transport over `client`, each request's timeout its one deadline, and
+    each error saying its cause."""
+
+    def __init__(self, client: SyncClient) -> None:
+        super().__init__(client)
+        self.client = client
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         timeouts = request.extensions.get("timeout")
@@ -117,22 +122,20 @@ class _ReqwestTransport(SyncHttpxTransport):
         try:
             return super().handle_request(request)
         except httpx.TransportError as error:
-            cause = _root_cause(error)
-            if cause is None:
-                raise
-            raise type(error)(f"{error}: {cause}", request=error.request) from error
+            raise explained(error) from error
 
 
-def _root_cause(error: httpx.TransportError) -> str | None:
-    """What pyreqwest says caused `error`: the adapter keeps only its summary ("connection
-    error"), which hides why (an untrusted certificate: "invalid peer certificate:
-    UnknownIssuer")."""
+def explained(error: httpx.TransportError) -> httpx.TransportError:
+    """`error` (as pyreqwest's httpx adapter maps pyreqwest's) saying what pyreqwest says caused
+    it: the adapter keeps only its summary ("connection error"), which hides why (an untrusted
+    certificate: "invalid peer certificate: UnknownIssuer")."""
     details = getattr(error.__cause__, "details", None)
     causes = details.get("causes") if isinstance(details, dict) else None
-    return str(causes[-1]["message"]) if causes else None
+    cause = f": {causes[-1]['message']}" if causes else ""
+    return type(error)(f"{error}{cause}", request=error.request)
 
 
-def _reqwest(max_connections: int, proxy: httpx.Proxy | None, verifies: bool) -> _ReqwestTransport:
+def _reqwest(max_connections: int, proxy: httpx.Proxy | None, verifies: bool) -> SyncClient:
     """At most `max_connections` requests in flight, every connection kept open (reqwest's pool
     does not poll its idle connections on each request, as httpcore's does), through `proxy` or
     none: never one reqwest would find by itself, so that both clients follow
@@ -145,7 +148,7 @@ def _reqwest(max_connections: int, proxy: httpx.Proxy | None, verifies: bool) ->
             route = route.basic_auth(*proxy.auth)
         builder = builder.proxy(route)
     _Runtime.started = True
-    return _ReqwestTransport(builder.build())
+    return builder.build()
 
 
 class SyncTransport(httpx.BaseTransport):
@@ -160,13 +163,22 @@ class SyncTransport(httpx.BaseTransport):
         self._pid = os.getpid()
         self._reqwest = None
         if not _Runtime.forked and trust.reqwest is not None:
-            self._reqwest = _reqwest(max_connections, proxy, trust.reqwest)
+            self._reqwest = _ReqwestTransport(_reqwest(max_connections, proxy, trust.reqwest))
         self._httpcore: httpx.HTTPTransport | None = None
         self._lock = threading.Lock()
 
+    def _reqwest_here(self) -> _ReqwestTransport | None:
+        return self._reqwest if os.getpid() == self._pid else None
+
+    def reqwest(self) -> SyncClient | None:
+        """reqwest's pool, if this process sends through it; else None."""
+        here = self._reqwest_here()
+        return None if here is None else here.client
+
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if self._reqwest is not None and os.getpid() == self._pid:
-            return self._reqwest.handle_request(request)
+        here = self._reqwest_here()
+        if here is not None:
+            return here.handle_request(request)
         return self._fallback().handle_request(request)
 
     def _fallback(self) -> httpx.HTTPTransport:

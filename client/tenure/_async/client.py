@@ -23,13 +23,12 @@ from tenure import _protocol as P
 from tenure._async.events import follow
 from tenure._async.lease import AsyncLeaseHandle
 from tenure._async.renewer import AsyncRenewer
+from tenure._async.sender import AsyncHttpxSender
 from tenure._client import (
     ClientBase,
-    RequestBuilder,
     async_transport,
     ca_bundle,
     holdings,
-    transport_error,
     url_and_token,
     warn_clock_ignored,
 )
@@ -97,14 +96,17 @@ class AsyncTenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._transport, self._streams = async_transport(
+        self._transport, self._streams, direct = async_transport(
             transport, self.base_url, max_connections, verify
         )
-        # The event stream goes through httpx's client; requests straight to the transport.
+        # The event stream goes through httpx's client; requests straight to the transport, or
+        # through its pool without httpx's request and response where it can (`direct`).
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
         )
-        self._requests = RequestBuilder(self._http)
+        self._sender = (
+            AsyncHttpxSender(self._transport, self._http) if direct is None else direct(self._http)
+        )
         self._renewer = AsyncRenewer(self)
 
     @classmethod
@@ -161,16 +163,7 @@ class AsyncTenure(ClientBase):
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _send(self, request: P.Request[T], http_timeout: float) -> T:
-        try:
-            built = self._requests.build(request, http_timeout + request.wait)
-            response = await self._transport.handle_async_request(built)
-            try:
-                await response.aread()
-            finally:  # the connection goes back to the pool, or is closed, also on errors
-                await response.aclose()
-        except httpx.TransportError as error:
-            raise transport_error(error) from error
-        return P.decode_response(request, response.status_code, response.headers, response.content)
+        return await self._sender.send(request, http_timeout + request.wait)
 
     async def aclose(self) -> None:
         """Free the client's connections."""

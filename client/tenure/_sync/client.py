@@ -23,11 +23,9 @@ import httpx
 from tenure import _protocol as P
 from tenure._client import (
     ClientBase,
-    RequestBuilder,
     ca_bundle,
     holdings,
     sync_transport,
-    transport_error,
     url_and_token,
     warn_clock_ignored,
 )
@@ -56,6 +54,7 @@ from tenure._retry import DEFAULT_RETRY, RetryPolicy, retry_delay
 from tenure._sync.events import follow
 from tenure._sync.lease import LeaseHandle
 from tenure._sync.renewer import Renewer
+from tenure._sync.sender import HttpxSender
 from tenure._tls import Verify
 from tenure.schedule import KeyFormat
 
@@ -98,14 +97,17 @@ class Tenure(ClientBase):
             retry=retry,
             max_wait_per_request=max_wait_per_request,
         )
-        self._transport, self._streams = sync_transport(
+        self._transport, self._streams, direct = sync_transport(
             transport, self.base_url, max_connections, verify
         )
-        # The event stream goes through httpx's client; requests straight to the transport.
+        # The event stream goes through httpx's client; requests straight to the transport, or
+        # through its pool without httpx's request and response where it can (`direct`).
         self._http = httpx.Client(
             base_url=self.base_url, headers=self.headers, timeout=timeout, transport=self._streams
         )
-        self._requests = RequestBuilder(self._http)
+        self._sender = (
+            HttpxSender(self._transport, self._http) if direct is None else direct(self._http)
+        )
         self._renewer = Renewer(self)
 
     @classmethod
@@ -160,16 +162,7 @@ class Tenure(ClientBase):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(self, request: P.Request[T], http_timeout: float) -> T:
-        try:
-            built = self._requests.build(request, http_timeout + request.wait)
-            response = self._transport.handle_request(built)
-            try:
-                response.read()
-            finally:  # the connection goes back to the pool, or is closed, also on errors
-                response.close()
-        except httpx.TransportError as error:
-            raise transport_error(error) from error
-        return P.decode_response(request, response.status_code, response.headers, response.content)
+        return self._sender.send(request, http_timeout + request.wait)
 
     def close(self) -> None:
         """Free the client's connections."""
