@@ -86,7 +86,9 @@ SELECT job, window_key, lease, holder, generation, attempts, started_at, complet
 -- due (tenure_window_due_v1, and now the clock it was judged by), bound_elsewhere (the window is
 -- another lease's), claimed_by_holding (tenure_claimed_by_v1), and may_claim and may_complete,
 -- the whole decisions: when one holds, the state moved in between, decide again. interrupted as
--- for get_window.
+-- for get_window. The lease asked about ($3) is looked up once: when the window is that lease's,
+-- `asked` is the row tenure_window_claim_v1 found, and the other branch's lookup never runs (a
+-- one-time filter); otherwise (another lease's window, or none) it is looked up by name.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at, now() AS now,
        tenure_window_interrupted_v3(w.completed_at, claim.held) AS interrupted,
@@ -101,32 +103,31 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
                 false) AS may_complete
   FROM (SELECT 1) AS one
   LEFT JOIN job_windows AS w ON w.job = $1 AND w.window_key = $2
+  LEFT JOIN LATERAL tenure_window_claim_v1(w.lease, w.holder, w.generation, now()) AS claim
+         ON true
   LEFT JOIN LATERAL (
-      SELECT tenure_holds_v1(l, $4, $5, $6, now()) AS holds,
-             tenure_holding_named_v1(l, $4, $5) AND NOT tenure_bound_to_v1(l, $6) AS foreign
-        FROM leases AS l
-       WHERE l.name = $3) AS held ON true
+      SELECT claim.lease WHERE w.lease = $3
+      UNION ALL
+      SELECT l FROM leases AS l WHERE l.name = $3 AND w.lease IS DISTINCT FROM $3
+  ) AS asked (lease) ON true
   LEFT JOIN LATERAL (
-      SELECT tenure_holds_v1(l, w.holder, w.generation, l.principal, now()) AS held
-        FROM leases AS l
-       WHERE l.name = w.lease
-       LIMIT 1) AS claim ON true;
+      SELECT tenure_holds_v1(asked.lease, $4, $5, $6, now()) AS holds,
+             tenure_holding_named_v1(asked.lease, $4, $5)
+                 AND NOT tenure_bound_to_v1(asked.lease, $6) AS foreign
+  ) AS held ON true;
 
 -- name: get_window
 -- $1 job, $2 window. A plain read. interrupted: the run that claimed the window died without
 -- completing it, by the database clock: tenure_window_interrupted_v3 (migration 0015) of whether
--- the claiming holding still holds its lease (tenure_holds_v1, one primary-key lookup; LIMIT 1
--- keeps the LATERAL a lookup per window, never a join PostgreSQL could turn into a scan of every
+-- the claiming holding still holds its lease (tenure_window_claim_v1, migration 0016: inlined as
+-- one primary-key lookup per window, never a join PostgreSQL could turn into a scan of every
 -- lease name). It decides nothing; a claim by a live holding (claim_window) makes the window
 -- running again.
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at, tenure_window_interrupted_v3(w.completed_at, claim.held) AS interrupted
   FROM job_windows AS w
-  LEFT JOIN LATERAL (
-      SELECT tenure_holds_v1(l, w.holder, w.generation, l.principal, now()) AS held
-        FROM leases AS l
-       WHERE l.name = w.lease
-       LIMIT 1) AS claim ON true
+  LEFT JOIN LATERAL tenure_window_claim_v1(w.lease, w.holder, w.generation, now()) AS claim
+         ON true
  WHERE w.job = $1 AND w.window_key = $2;
 
 -- name: list_windows
@@ -138,11 +139,8 @@ SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.start
 SELECT w.job, w.window_key, w.lease, w.holder, w.generation, w.attempts, w.started_at,
        w.completed_at, tenure_window_interrupted_v3(w.completed_at, claim.held) AS interrupted
   FROM job_windows AS w
-  LEFT JOIN LATERAL (
-      SELECT tenure_holds_v1(l, w.holder, w.generation, l.principal, now()) AS held
-        FROM leases AS l
-       WHERE l.name = w.lease
-       LIMIT 1) AS claim ON true
+  LEFT JOIN LATERAL tenure_window_claim_v1(w.lease, w.holder, w.generation, now()) AS claim
+         ON true
  WHERE w.job = $1 AND w.window_key < coalesce($2, '~')
  ORDER BY w.window_key DESC
  LIMIT $3;
