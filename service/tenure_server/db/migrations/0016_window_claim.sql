@@ -1,10 +1,9 @@
--- The lease a window's claim names, looked up by primary key, and whether the holding that
--- claimed the window (its holder and generation) still holds it at `at` (tenure_holds_v1 with the
--- lease's own principal: a window does not record one). NULL `held` when the lease has no row.
--- Every statement that shows windows (window_facts, get_window, list_windows, explain_window)
--- spelled this lookup out (issue 29); now each calls this one. `lease` is the row itself, for
--- explain_window, which judges the holding a request named by the same row rather than looking it
--- up again.
+-- Whether the holding that claimed a window (its lease, holder and generation) still holds the
+-- lease at `at`: tenure_holds_v1 with the lease's own principal (a window records none), of the
+-- lease looked up by primary key; no row when the lease has none (a LEFT JOIN's NULL, which
+-- tenure_window_interrupted_v3 counts as not held). Every statement that shows windows
+-- (window_facts, get_window, list_windows, explain_window) spelled this lookup out (issue 29);
+-- now each calls this one.
 --
 -- A set-returning SQL function of one SELECT, STABLE and not STRICT: PostgreSQL inlines it in
 -- FROM as a subquery (tests/integration/test_decisions.py checks every plan). LIMIT 1 keeps that
@@ -16,10 +15,10 @@
 -- release's statements do not call it.
 CREATE FUNCTION tenure_window_claim_v1(claimed_lease text, claimed_holder text,
                                        claimed_generation bigint, at timestamptz)
-RETURNS TABLE (lease leases, held boolean)
+RETURNS TABLE (held boolean)
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-    SELECT l, tenure_holds_v1(l, claimed_holder, claimed_generation, l.principal, at)
+    SELECT tenure_holds_v1(l, claimed_holder, claimed_generation, l.principal, at)
       FROM leases AS l
      WHERE l.name = claimed_lease
      LIMIT 1;
