@@ -1,5 +1,6 @@
-"""Acquires that arrive together share one statement (acquire_leases), and each is decided
-exactly as the single statement alone would decide it. Renews and releases:
+"""Acquires that arrive together share one statement (acquire_leases), each decided exactly as
+the single statement alone would decide it, and batches racing each other, single acquires and
+fenced transactions never deadlock. Renews and releases:
 test_coalescing_renew_release.py; fence verifies: test_coalescing_verify.py."""
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import asyncpg
 import httpx
 from asyncpg.transaction import Transaction
 
+from tenure_server.db.leases import QUERIES
 from tenure_server.db.repository import Repository
+from tenure_server.domain.leases import Lease
 from tenure_server.domain.requests import Acquire
 from tests.integration.test_events import events
 
@@ -111,6 +114,140 @@ async def test_batches_racing_over_the_same_names_never_deadlock_or_double_grant
 
     await asyncio.gather(*(contender(f"h{i}") for i in range(8)))
     assert all(len(holders) == 1 for holders in granted.values())
+
+
+# A holding short enough to expire between rounds, so that names change holder (updates of
+# existing rows) while others are new.
+SHORT_TTL = 0.05
+
+
+async def test_batches_of_known_and_new_names_never_deadlock_beside_singles_and_fences(
+    repository: Repository, database_url: str
+) -> None:
+    """Rounds of four batches over overlapping names, each in its own order and mixing names
+    that exist (held, expired, or just taken) with names no statement has used yet, beside
+    single acquires of the same names and a fenced transaction holding one FOR SHARE: no
+    statement fails (a deadlock is a 500), a name has one holder at a time, and each new
+    holding's generation is the one before it plus one."""
+    grants: list[Lease] = []
+    known: list[str] = []
+    fenced = await asyncpg.connect(database_url)
+
+    async def batch(names: list[str]) -> None:
+        wanted = [Acquire(name, random.choice("ab"), SHORT_TTL, None) for name in names]
+        grants.extend(lease for lease, _ in (await repository.acquire_leases(wanted)).values())
+
+    async def single(name: str) -> None:
+        acquired = await repository.acquire_lease(name, random.choice("ab"), SHORT_TTL, None)
+        if acquired is not None:
+            grants.append(acquired[0])
+
+    async def share(name: str) -> None:
+        async with fenced.transaction():
+            await fenced.execute("SELECT 1 FROM leases WHERE name = $1 FOR SHARE", name)
+            await asyncio.sleep(0.005)
+
+    try:
+        for round_ in range(40):
+            names = known[-8:] + [f"r{round_}-{n}" for n in range(6)]
+            await asyncio.gather(
+                *(batch(random.sample(names, min(8, len(names)))) for _ in range(4)),
+                *(single(random.choice(names)) for _ in range(3)),
+                share(random.choice(known or names)),
+            )
+            known = sorted(set(known) | set(names))
+            await asyncio.sleep(random.choice((0, SHORT_TTL)))
+    finally:
+        await fenced.close()
+    assert_one_holder_at_a_time(grants)
+    assert_generations_step_by_one(grants, await events_by_lease(database_url))
+
+
+def assert_one_holder_at_a_time(grants: list[Lease]) -> None:
+    """Each (name, generation) has one holder, and a holding begins no earlier than the
+    previous one of its name was last granted to expire."""
+    holdings: dict[tuple[str, int], list[Lease]] = {}
+    for lease in grants:
+        holdings.setdefault((lease.name, lease.generation), []).append(lease)
+    for (name, generation), granted in holdings.items():
+        assert len({lease.holder for lease in granted}) == 1, granted
+        before = holdings.get((name, generation - 1), [])
+        if before:
+            began = min(lease.acquired_at for lease in granted)
+            assert began >= max(lease.expires_at for lease in before), (before, granted)
+
+
+async def events_by_lease(database_url: str) -> dict[str, list[tuple[str, int]]]:
+    """Each lease's new holdings in the order they were recorded: (holder, generation)."""
+    connection = await asyncpg.connect(database_url)
+    try:
+        rows = await connection.fetch(
+            "SELECT lease, holder, generation FROM lease_events"
+            " WHERE kind IN ('acquired', 'taken_over') ORDER BY id"
+        )
+    finally:
+        await connection.close()
+    recorded: dict[str, list[tuple[str, int]]] = {}
+    for lease, holder, generation in rows:
+        recorded.setdefault(lease, []).append((holder, generation))
+    return recorded
+
+
+def assert_generations_step_by_one(
+    grants: list[Lease], recorded: dict[str, list[tuple[str, int]]]
+) -> None:
+    """Every name's holdings are generations 1, 2, 3, … in order, and each grant names the
+    holder its generation was recorded for."""
+    for holdings in recorded.values():
+        assert [generation for _, generation in holdings] == list(range(1, len(holdings) + 1))
+    for lease in grants:
+        assert recorded[lease.name][lease.generation - 1] == (lease.holder, lease.generation)
+
+
+async def until_waiting(connection: asyncpg.Connection[asyncpg.Record], count: int) -> None:
+    """Returns once `count` sessions of this database wait on a lock."""
+    for _ in range(500):
+        waiting = await connection.fetchval(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+        )
+        if waiting >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"fewer than {count} sessions wait on a lock")
+
+
+def batch_of(holder: str, *names: str) -> tuple[str, list[str], list[str], list[float], list[None]]:
+    """acquire_leases and its arguments: `names` acquired by `holder` for 30 s."""
+    count = len(names)
+    return QUERIES["acquire_leases"], list(names), [holder] * count, [30.0] * count, [None] * count
+
+
+async def test_a_batch_waiting_to_insert_a_name_has_updated_no_row(
+    database_url: str,
+) -> None:
+    """The order that deadlocked, made to happen: batch B began before `n3` existed, inserted
+    `n1` and waits on `n2` (another transaction inserting it). Meanwhile h acquires `n3`, and
+    batch A of h re-acquires `n3` and inserts `n1`, waiting on B. When B goes on to `n3`, it
+    waits on whoever is writing that row: had A updated it first, B would wait on A and A on
+    B. A batch inserts its new names before it updates any row: both finish."""
+    a, b, c, d, watch = [await asyncpg.connect(database_url) for _ in range(5)]
+    try:
+        inserting = d.transaction()
+        await inserting.start()
+        await d.execute(QUERIES["acquire_lease"], "n2", "d", 30.0, None)
+        batch_b = asyncio.create_task(b.fetch(*batch_of("b", "n1", "n2", "n3")))
+        await until_waiting(watch, 1)
+        await c.execute(QUERIES["acquire_lease"], "n3", "h", 30.0, None)
+        batch_a = asyncio.create_task(a.fetch(*batch_of("h", "n3", "n1")))
+        await until_waiting(watch, 2)
+        await inserting.rollback()
+        decided_a, decided_b = await asyncio.wait_for(asyncio.gather(batch_a, batch_b), 5)
+    finally:
+        for connection in (a, b, c, d, watch):
+            await connection.close()
+    assert [(row["name"], row["holder"]) for row in decided_a] == [("n3", "h")]
+    assert sorted((row["name"], row["holder"]) for row in decided_b) == [("n1", "b"), ("n2", "b")]
 
 
 async def test_identical_concurrent_acquires_share_one_decision(

@@ -2,8 +2,9 @@
 statement that writes leases, fences or job windows, or decides by a holding while writing
 another table (the monitor's fenced writes) or fencing a transaction (the client's
 check_lease), calls one, found in the `.sql` files rather than listed by hand; single and batch
-forms of a rule call the same functions; PostgreSQL inlines them into the plans; and the
-migrations apply to a database that already holds leases."""
+forms of a rule call the same functions; PostgreSQL inlines them into the plans, the window reads'
+lookup of each window's lease (0016) as one primary-key probe; and the migrations apply to a
+database that already holds leases."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from tenure import sql
 from tenure_server.db import fences, jobs, leases, windows
 from tenure_server.db import sql as service_sql
 from tenure_server.db.migrate import available, migrate
+from tests.integration.test_plans import generic_plan, rows_read
 from tests.support import postgres
 
 # The rules: the families of migration functions that decide whether a holding, a lease, a fence
@@ -222,6 +224,53 @@ async def test_the_rule_functions_are_inlined_into_the_plans(
         row[0] for row in await connection.fetch("EXPLAIN (VERBOSE) " + statement, *ARGUMENTS[name])
     )
     assert not INLINED.findall(plan), plan
+
+
+# The statements that show windows, each judging every window it shows by
+# tenure_window_claim_v1 (migration 0016), with the literals of a generic plan: all 500 windows.
+WINDOW_READS = {
+    "window_facts": (
+        "'{j}'",
+        "'{" + ",".join(["j"] * 500) + "}'",
+        "'{" + ",".join(f"k{n}" for n in range(500)) + "}'",
+    ),
+    "get_window": ("'j'", "'k1'"),
+    "list_windows": ("'j'", "NULL", "500"),
+    "explain_window": ("'j'", "'k1'", "'l1'", "'h'", "1", "NULL", "NULL", "0"),
+}
+# Leases a statement looks up besides its windows': explain_window's request names one.
+LEASES_REQUESTED = {"explain_window": 1}
+
+
+@pytest.mark.parametrize("name", WINDOW_READS)
+async def test_each_window_shown_looks_its_lease_up_by_primary_key(
+    connection: asyncpg.Connection[asyncpg.Record], name: str
+) -> None:
+    """Among 20,000 lease names, a statement showing windows reads the lease of each window it
+    shows by one probe of the primary key, in the plan asyncpg reuses for any parameters: never a
+    scan of every lease name, which a join of many windows with leases can be planned as (the
+    overview's lookup, as an EXISTS, read 1M names for 1,000 jobs)."""
+    await connection.execute(
+        "INSERT INTO leases (name, holder, generation, ttl_seconds, acquired_at, renewed_at,"
+        " expires_at, acquired_xact)"
+        " SELECT 'l' || n, 'h', 1, 60, now(), now(), now() + interval '1 minute',"
+        " pg_current_xact_id() FROM generate_series(0, 19999) AS n"
+    )
+    await connection.execute(
+        "INSERT INTO job_windows (job, window_key, lease, holder, generation, started_at)"
+        " SELECT 'j', 'k' || n, 'l' || n, 'h', 1, now() FROM generate_series(0, 499) AS n"
+    )
+    await connection.execute("ANALYZE leases, job_windows")
+    plan = await generic_plan(
+        connection, {**windows.QUERIES, **jobs.QUERIES}[name], *WINDOW_READS[name]
+    )
+    shown = plan[0]["Actual Rows"]
+    probes = [node for node in plan if node.get("Relation Name") == "leases"]
+    assert probes, "no scan of leases: tenure_window_claim_v1 was not inlined"
+    assert {(node["Node Type"], node["Index Name"]) for node in probes} == {
+        ("Index Scan", "leases_pkey")
+    }
+    assert rows_read(plan, "leases") == shown + LEASES_REQUESTED.get(name, 0)
 
 
 async def functions_reached(

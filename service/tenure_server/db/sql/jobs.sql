@@ -108,12 +108,10 @@ SELECT job FROM walk WHERE unregistered ORDER BY job;
 -- $1 jobs (text[]), $2 and $3 (job, window key) pairs as two text[] of one length.
 -- A read, one snapshot: for each job its latest completed and latest started window (index
 -- scans, LIMIT 1), and the windows named by the pairs; each with whether the holding that claimed
--- it still holds its lease by the database clock (lease_held, by tenure_holds_v1), and whether it
+-- it still holds its lease by the database clock (lease_held: tenure_window_claim_v1, migration
+-- 0016, inlined as one primary-key lookup per window whatever the table holds), and whether it
 -- is interrupted (tenure_window_interrupted_v3 of lease_held, migration 0015: inlined, and the
--- lease looked up once). The lease is a LATERAL subquery with LIMIT 1, which PostgreSQL cannot
--- flatten into a join: one primary-key lookup per window, whatever the table holds. As EXISTS, for
--- many windows it became a hashed subplan that read every lease name ever used (230 ms of 1M
--- names for the overview's 1,000 jobs).
+-- lease looked up once).
 WITH picked AS (
     SELECT 'completed' AS role, w.*
       FROM unnest($1::text[]) AS j(job)
@@ -136,11 +134,8 @@ SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts,
        coalesce(claim.held, false) AS lease_held,
        tenure_window_interrupted_v3(p.completed_at, claim.held) AS interrupted
   FROM picked AS p
-  LEFT JOIN LATERAL (
-      SELECT tenure_holds_v1(l, p.holder, p.generation, l.principal, now()) AS held
-        FROM leases AS l
-       WHERE l.name = p.lease
-       LIMIT 1) AS claim ON true;
+  LEFT JOIN LATERAL tenure_window_claim_v1(p.lease, p.holder, p.generation, now()) AS claim
+         ON true;
 
 -- name: job_events
 -- $1 job, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the

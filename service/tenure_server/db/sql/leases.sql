@@ -65,11 +65,18 @@ SELECT acquired.*, (tenure_answer_v1(answered.remaining)).*
 -- transaction is skipped, not waited for, so one busy lease (a fenced transaction holds it FOR
 -- SHARE) never delays the others; so is a new name another transaction inserted after this
 -- statement's snapshot (ON CONFLICT DO NOTHING). Skipped and refused names return no row.
--- Existing rows are locked in name order and new ones inserted in name order, so two batches
--- cannot deadlock. The rows it writes are locked by this statement, so the UPDATE sees the latest
--- row, as acquire_lease's DO UPDATE does; it waits on no row lock, so now() is the time it
--- decides at. The arrays are read through sub-selects, so no plan depends on their length and
--- PostgreSQL keeps its generic plan instead of planning each execution (bench/README.md, step 7).
+-- New names are inserted first, in name order, and only then are existing rows locked (in name
+-- order, skipping locked ones) and updated: `acquired` reads `inserted` before `taken`, and
+-- PostgreSQL runs a WITH query's writes as its rows are read. So a batch waits only while it
+-- inserts (on a transaction inserting or updating a name its snapshot did not see), having
+-- written only new names ordered before that one: two batches cannot deadlock. Updating first
+-- did: a name committed between two batches' snapshots was updated by the later batch, which then
+-- waited to insert a name the earlier one had inserted, while the earlier one, inserting the
+-- committed name, waited on that update (tests/integration/test_coalescing.py). The rows it
+-- updates are locked by this statement, so the UPDATE sees the latest row, as acquire_lease's DO
+-- UPDATE does; it waits on no row lock, so now() is the time it decides at. The arrays are read
+-- through sub-selects, so no plan depends on their length and PostgreSQL keeps its generic plan
+-- instead of planning each execution (bench/README.md, step 7).
 WITH wanted AS (
     SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::float8[]),
                            (SELECT $4::text[]))
@@ -108,7 +115,7 @@ WITH wanted AS (
               l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
               true AS new_holding, l.granted_xact::text AS grant_id
 ), acquired AS (
-    SELECT * FROM taken UNION ALL SELECT * FROM inserted
+    SELECT * FROM inserted UNION ALL SELECT * FROM taken
 ), event AS (
     INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
                               previous_generation)
