@@ -11,8 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from prometheus_client.core import GaugeMetricFamily, Metric
-
+from tenure_server.adapters.exposition import Headers, series_prefix, value_text
 from tenure_server.app.status import Overview
 from tenure_server.domain.alerts import ALERT_KINDS
 from tenure_server.domain.errors import TenureError
@@ -30,13 +29,15 @@ class Gauge:
 
 
 class DatabaseGauges:
-    """A Prometheus collector serving the last snapshot read from the database."""
+    """The state gauges of the last snapshot read from the database, and readiness."""
 
     def __init__(self, cache_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._cache_seconds = cache_seconds
         self._clock = clock
         self._taken_at: float | None = None
-        self._gauges: tuple[Gauge, ...] = ()
+        self._status = GaugeText()
+        self._state = GaugeText()
+        self._text = ""  # the state gauges of the last snapshot
         self._up = 0.0
         self._ready = 0.0
         self._refreshing = asyncio.Lock()
@@ -67,32 +68,61 @@ class DatabaseGauges:
         return self._taken_at is None or self._clock() - self._taken_at >= self._cache_seconds
 
     def update(self, gauges: Iterable[Gauge]) -> None:
-        self._gauges = tuple(gauges)
+        self._text = self._state.render(gauges)
         self._taken_at = self._clock()
         self._up = 1.0
 
     def failed(self) -> None:
         """The database could not be read: serve no state gauges rather than stale ones."""
-        self._gauges = ()
+        self._text = ""
         self._taken_at = self._clock()
         self._up = 0.0
 
-    def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily(
-            "tenure_database_up", "1 when the state gauges could be read from the database."
+    def texts(self) -> Iterator[str]:
+        """The gauges as exposition text (`exposition.Texts`): the snapshot's, made once."""
+        yield self._status.render(
+            (
+                Gauge(
+                    "tenure_database_up",
+                    "1 when the state gauges could be read from the database.",
+                    (),
+                    (((), self._up),),
+                ),
+                Gauge(
+                    "tenure_ready",
+                    "1 when this replica is ready: the /readyz check passes.",
+                    (),
+                    (((), self._ready),),
+                ),
+            )
         )
-        up.add_metric([], self._up)
-        yield up
-        ready = GaugeMetricFamily(
-            "tenure_ready", "1 when this replica is ready: the /readyz check passes."
-        )
-        ready.add_metric([], self._ready)
-        yield ready
-        for gauge in self._gauges:
-            family = GaugeMetricFamily(gauge.name, gauge.doc, labels=list(gauge.labels))
+        yield self._text
+
+
+class GaugeText:
+    """The exposition text of gauges, as generate_latest writes them. The text of a series' name
+    and labels is kept while renders show it (held leases come and go, so a lease's is not kept
+    for the process's life)."""
+
+    def __init__(self) -> None:
+        self._header = Headers()
+        self._prefixes: dict[tuple[str, tuple[str, ...]], str] = {}
+
+    def render(self, gauges: Iterable[Gauge]) -> str:
+        kept: dict[tuple[str, tuple[str, ...]], str] = {}
+        lines: list[str] = []
+        prefixes = self._prefixes
+        for gauge in gauges:
+            lines.append(self._header(gauge.name, gauge.doc, "gauge"))
             for values, value in gauge.samples:
-                family.add_metric(list(values), value)
-            yield family
+                key = (gauge.name, values)
+                prefix = prefixes.get(key)
+                if prefix is None:
+                    prefix = series_prefix(gauge.name, dict(zip(gauge.labels, values, strict=True)))
+                kept[key] = prefix
+                lines.append(f"{prefix}{value_text(value)}\n")
+        self._prefixes = kept
+        return "".join(lines)
 
 
 def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:

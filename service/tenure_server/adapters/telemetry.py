@@ -309,19 +309,17 @@ class Telemetry:
         self.metrics = Metrics()
         self.sink = TelemetrySink(self.metrics)
         self.gauges = DatabaseGauges(cache_seconds)
-        self.metrics.registry.register(self.gauges)
         # Sampled in the background too when workers share the metrics: a scrape reaches one.
         self._folder = os.environ.get(MULTIPROCESS_ENV)
         self.pool = PoolGauges(self.metrics.registry, shared=bool(self._folder))
         self.database_clock = DatabaseClockMetrics(self.metrics.registry)
-        # Under workers, a scrape shows every worker's files and the state gauges; the collector
-        # of the files keeps what it decoded from one scrape to the next.
-        exposed = self.metrics.registry
-        if self._folder:
-            exposed = CollectorRegistry()
-            exposed.register(WorkerMetrics(self._folder))
-            exposed.register(self.gauges)
-        self._exposition = Exposition(exposed)
+        # Under workers, a scrape shows every worker's files (this process's registry writes to
+        # them) and the state gauges; the reader of the files keeps what it read between scrapes.
+        self._exposition = (
+            Exposition([WorkerMetrics(self._folder), self.gauges])
+            if self._folder
+            else Exposition([self.gauges], collector=self.metrics.registry)
+        )
 
     def exposition(self) -> bytes:
         """The text format of every metric: this process's (or all workers') and the gauges."""
