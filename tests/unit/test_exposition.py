@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from tenure_server.adapters.exposition import Exposition, value_text
+from tenure_server.adapters.exposition import Exposition, StateSet, value_text
+from tenure_server.adapters.exposition import Gauge as StateGauge
 from tenure_server.adapters.state_gauges import DatabaseGauges
-from tenure_server.adapters.state_gauges import Gauge as StateGauge
 
 # Label values that need escaping, and names as Tenure's are.
 AWKWARD = ('quote"d', "back\\slash", "new\nline", "ünï", "")
@@ -41,7 +41,7 @@ class Timestamped:
 class AsLibrary:
     """The state gauges as prometheus-client's own gauge families: what their text must be."""
 
-    def __init__(self, gauges: DatabaseGauges, state: list[StateGauge]) -> None:
+    def __init__(self, gauges: DatabaseGauges, state: list[StateGauge | StateSet]) -> None:
         self._gauges = gauges
         self._state = state
 
@@ -53,8 +53,13 @@ class AsLibrary:
             yield GaugeMetricFamily(name, doc, value=value)
         for gauge in self._state:
             family = GaugeMetricFamily(gauge.name, gauge.doc, labels=list(gauge.labels))
-            for values, value in gauge.samples:
-                family.add_metric(list(values), value)
+            if isinstance(gauge, StateSet):
+                for item, current in gauge.current:
+                    for state in gauge.states:
+                        family.add_metric([item, state], float(state == current))
+            else:
+                for values, value in gauge.samples:
+                    family.add_metric(list(values), value)
             yield family
 
 
@@ -75,17 +80,29 @@ def test_the_text_is_generate_latests_scrape_after_scrape() -> None:
 
 
 def test_the_state_gauges_text_is_generate_latests() -> None:
-    """Escaped label values, several labels, no labels, values of every notation: the same
-    bytes as the library's gauge families, after a new snapshot too."""
+    """Escaped label values, several labels, no labels, values of every notation, state sets:
+    the same bytes as the library's gauge families, after a new snapshot too."""
     gauges = DatabaseGauges(cache_seconds=0)
-    for state in (
+    statuses = ("ok", "late", "failed")
+    snapshots: list[list[StateGauge | StateSet]] = [
         [
+            StateSet("tenure_job_status", "S.", ("job", "status"), statuses, (("a", "late"),)),
             StateGauge("tenure_job_slow", "Slow.", ("job",), tuple(((v,), 1.0) for v in AWKWARD)),
-            StateGauge("tenure_job_status", "S.", ("job", "status"), ((("a", "ok"), 0.0),)),
+            StateGauge("tenure_two", "Two.", ("job", "status"), ((("a", "ok"), 0.0),)),
             StateGauge("tenure_pending", "P.", (), (((), 1234567.0),)),
         ],
-        [StateGauge("tenure_job_slow", "Slow.", ("job",), ((("c",), float("nan")),))],
-    ):
+        [
+            StateGauge("tenure_job_slow", "Slow.", ("job",), ((("c",), float("nan")),)),
+            StateSet(
+                "tenure_job_status",
+                "S.",
+                ("job", "status"),
+                statuses,
+                tuple(zip(AWKWARD[:3], statuses, strict=True)),
+            ),
+        ],
+    ]
+    for state in snapshots:
         gauges.update(state)
         library = CollectorRegistry()
         library.register(AsLibrary(gauges, state))
@@ -110,5 +127,4 @@ def test_a_series_no_longer_shown_is_forgotten() -> None:
     gauges = DatabaseGauges(cache_seconds=0)
     for lease in ("a", "b", "c"):
         gauges.update([StateGauge("tenure_lease_stuck", "Stuck.", ("lease",), (((lease,), 0.0),))])
-    kept = {labels for _, labels in gauges._state._prefixes}
-    assert kept == {("c",)}
+    assert set(gauges._state._kept["tenure_lease_stuck"]) == {("c",)}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from prometheus_client import generate_latest
@@ -32,6 +33,28 @@ SeriesKey = tuple[str, tuple[tuple[str, str], ...]]
 # Below a million, and finite, the library writes a value as Python's repr (Go's notation, which
 # it follows, switches to exponents sooner).
 _REPR_BELOW = 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class Gauge:
+    """A gauge family: its series by their label values."""
+
+    name: str
+    doc: str
+    labels: tuple[str, ...]
+    samples: tuple[tuple[tuple[str, ...], float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StateSet:
+    """A gauge family of one series per item and state: 1 for the item's current state, 0 for
+    the others. `labels`: the item's label, then the state's."""
+
+    name: str
+    doc: str
+    labels: tuple[str, str]
+    states: tuple[str, ...]
+    current: tuple[tuple[str, str], ...]  # (item, its state)
 
 
 class Texts(Protocol):
@@ -131,3 +154,50 @@ class Exposition:
             lines.append(self._header(metric.name + suffix, metric.documentation, "gauge"))
             lines.extend(apart_lines)
         return "".join(lines)
+
+
+class GaugeText:
+    """The exposition text of gauge families, as generate_latest writes them. The text of a
+    series' name and labels (of an item's whole state set) is kept while renders show it: held
+    leases come and go, so a lease's is not kept for the process's life."""
+
+    def __init__(self) -> None:
+        self._header = Headers()
+        self._kept: dict[str, dict[tuple[str, ...], str]] = {}
+
+    def render(self, gauges: Iterable[Gauge | StateSet]) -> str:
+        kept: dict[str, dict[tuple[str, ...], str]] = {}
+        lines: list[str] = []
+        for gauge in gauges:
+            lines.append(self._header(gauge.name, gauge.doc, "gauge"))
+            before = self._kept.get(gauge.name, {})
+            shown = kept[gauge.name] = {}
+            if isinstance(gauge, StateSet):
+                lines.extend(_state_sets(gauge, before, shown))
+                continue
+            for values, value in gauge.samples:
+                prefix = before.get(values)
+                if prefix is None:
+                    prefix = series_prefix(gauge.name, dict(zip(gauge.labels, values, strict=True)))
+                shown[values] = prefix
+                lines.append(f"{prefix}{value_text(value)}\n")
+        self._kept = kept
+        return "".join(lines)
+
+
+def _state_sets(
+    family: StateSet, before: dict[tuple[str, ...], str], shown: dict[tuple[str, ...], str]
+) -> Iterator[str]:
+    """Each item's lines, all its states', made once for each (item, current state)."""
+    item_label, state_label = family.labels
+    for item, current in family.current:
+        key = (item, current)
+        text = before.get(key)
+        if text is None:
+            text = "".join(
+                f"{series_prefix(family.name, {item_label: item, state_label: state})}"
+                f"{value_text(float(state == current))}\n"
+                for state in family.states
+            )
+        shown[key] = text
+        yield text

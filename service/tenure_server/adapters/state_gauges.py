@@ -8,24 +8,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime
 
-from tenure_server.adapters.exposition import Headers, series_prefix, value_text
+from tenure_server.adapters.exposition import Gauge, GaugeText, StateSet
 from tenure_server.app.status import Overview
 from tenure_server.domain.alerts import ALERT_KINDS
 from tenure_server.domain.errors import TenureError
 from tenure_server.domain.status import JOB_STATES
 
 _log = logging.getLogger("tenure.telemetry")
-
-
-@dataclass(frozen=True, slots=True)
-class Gauge:
-    name: str
-    doc: str
-    labels: tuple[str, ...]
-    samples: tuple[tuple[tuple[str, ...], float], ...]
 
 
 class DatabaseGauges:
@@ -44,7 +35,7 @@ class DatabaseGauges:
 
     async def refresh(
         self,
-        read: Callable[[], Awaitable[Iterable[Gauge]]],
+        read: Callable[[], Awaitable[Iterable[Gauge | StateSet]]],
         ready: Callable[[], Awaitable[bool]],
     ) -> None:
         """Check readiness and read the gauges again when the snapshot is older than the cache
@@ -67,7 +58,7 @@ class DatabaseGauges:
     def stale(self) -> bool:
         return self._taken_at is None or self._clock() - self._taken_at >= self._cache_seconds
 
-    def update(self, gauges: Iterable[Gauge]) -> None:
+    def update(self, gauges: Iterable[Gauge | StateSet]) -> None:
         self._text = self._state.render(gauges)
         self._taken_at = self._clock()
         self._up = 1.0
@@ -99,33 +90,7 @@ class DatabaseGauges:
         yield self._text
 
 
-class GaugeText:
-    """The exposition text of gauges, as generate_latest writes them. The text of a series' name
-    and labels is kept while renders show it (held leases come and go, so a lease's is not kept
-    for the process's life)."""
-
-    def __init__(self) -> None:
-        self._header = Headers()
-        self._prefixes: dict[tuple[str, tuple[str, ...]], str] = {}
-
-    def render(self, gauges: Iterable[Gauge]) -> str:
-        kept: dict[tuple[str, tuple[str, ...]], str] = {}
-        lines: list[str] = []
-        prefixes = self._prefixes
-        for gauge in gauges:
-            lines.append(self._header(gauge.name, gauge.doc, "gauge"))
-            for values, value in gauge.samples:
-                key = (gauge.name, values)
-                prefix = prefixes.get(key)
-                if prefix is None:
-                    prefix = series_prefix(gauge.name, dict(zip(gauge.labels, values, strict=True)))
-                kept[key] = prefix
-                lines.append(f"{prefix}{value_text(value)}\n")
-        self._prefixes = kept
-        return "".join(lines)
-
-
-def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
+def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge | StateSet]:
     """The state gauges of one overview read (documented in docs/metrics.md)."""
     jobs = overview.jobs
     held = [age for age in overview.leases if age.lease.held]
@@ -137,11 +102,12 @@ def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
         return tuple(((name,), float(window is not None)) for name, window in values)
 
     return [
-        Gauge(
+        StateSet(
             "tenure_job_status",
             "1 for the job's current status, 0 for the others.",
             ("job", "status"),
-            job_state_samples((item.job.name, item.status.status) for item in jobs),
+            JOB_STATES,
+            tuple((item.job.name, item.status.status) for item in jobs),
         ),
         Gauge(
             "tenure_job_last_duration_seconds",
@@ -221,14 +187,3 @@ def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
 
 def _timestamp(moment: datetime | None) -> float | None:
     return None if moment is None else moment.timestamp()
-
-
-def job_state_samples(
-    states: Iterable[tuple[str, str]],
-) -> tuple[tuple[tuple[str, str], float], ...]:
-    """A state set: one sample per job and status, 1 for the job's status and 0 for the others."""
-    return tuple(
-        ((job, status), 1.0 if status == current else 0.0)
-        for job, current in states
-        for status in JOB_STATES
-    )

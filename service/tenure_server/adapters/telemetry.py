@@ -31,9 +31,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from tenure_server.adapters.database_clock import DatabaseClockMetrics
-from tenure_server.adapters.exposition import Exposition
+from tenure_server.adapters.exposition import Exposition, Gauge, StateSet
 from tenure_server.adapters.pool_gauges import PoolGauges, forget_dead_workers
-from tenure_server.adapters.state_gauges import DatabaseGauges, Gauge, state_gauges
+from tenure_server.adapters.state_gauges import DatabaseGauges, state_gauges
 from tenure_server.adapters.worker_metrics import WorkerMetrics
 from tenure_server.app.status import Overview
 from tenure_server.domain.events import CATALOGUE, FENCE_REJECTIONS, Event, EventType
@@ -335,7 +335,7 @@ class Telemetry:
     ) -> bytes:
         """The exposition, with the state gauges read again first when they are stale."""
 
-        async def read() -> list[Gauge]:
+        async def read() -> list[Gauge | StateSet]:
             return state_gauges(*await read_state())
 
         await self.gauges.refresh(read, ready)
