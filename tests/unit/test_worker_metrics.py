@@ -113,3 +113,16 @@ def test_a_file_written_anew_at_the_same_path_is_read_anew(tmp_path: Path) -> No
     theirs, mine = expositions(tmp_path, ours)
     assert b"tenure_database_pool_max_connections 4.0" in mine
     assert mine == theirs
+
+
+def test_a_file_still_being_created_shows_nothing_yet(tmp_path: Path) -> None:
+    """A worker's file caught empty (where prometheus-client's reader fails), then with its size
+    set but nothing used: no series and no error; its entries are read once written."""
+    ours = WorkerMetrics(str(tmp_path))
+    for started in (b"", bytes(65536)):
+        (tmp_path / "counter_21.db").write_bytes(started)
+        assert list(ours.texts()) == []
+    write(tmp_path, counters(21, "a", 2.0))
+    theirs, mine = expositions(tmp_path, ours)
+    assert b'tenure_lease_acquisitions_total{lease="a"} 2.0' in mine
+    assert mine == theirs

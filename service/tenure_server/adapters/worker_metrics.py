@@ -107,7 +107,8 @@ def _read(path: str) -> tuple[int, bytes, int]:
     with open(path, "rb") as file:
         inode = os.fstat(file.fileno()).st_ino
         data = file.read(_PAGE)
-        used = _INT.unpack_from(data, 0)[0]
+        # A file a worker is creating may be empty, or not yet say what it uses: no entries.
+        used = _INT.unpack_from(data, 0)[0] if len(data) >= _FIRST_ENTRY else 0
         if used > len(data):
             data += file.read(used - len(data))
     return inode, data, used
@@ -141,6 +142,8 @@ class WorkerMetrics:
                 if mode and mode[0].startswith("live"):
                     continue  # a dead worker's live gauges, removed since the glob
                 raise
+            if used < _FIRST_ENTRY:
+                continue
             layout = self._layouts.get(path)
             if layout is None or not layout.holds(inode, data, used):
                 layout = _Layout(inode)
