@@ -35,12 +35,14 @@ from tests.support import lifespan
 
 from tenure_server.server.app import create_app
 
-READS = ("/v1/overview", "/ui", "/v1/jobs?limit=100")
+READS = ("/v1/overview", "/ui", "/v1/jobs?limit=100", "/metrics")
 MONITOR = "monitor pass"
 
 
 async def measure(url: str, requests: int, profiled: str | None) -> None:
-    async with lifespan.running(create_app(monitor_settings(url))) as served:
+    # /metrics uncached, as in bench/grown.py: each scrape reads the database.
+    settings = monitor_settings(url).model_copy(update={"metrics_cache_seconds": 0})
+    async with lifespan.running(create_app(settings)) as served:
         transport = httpx.ASGITransport(app=served)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
 

@@ -65,9 +65,7 @@ def write(folder: Path, entries: list[Entry]) -> None:
 def expositions(folder: Path, ours: WorkerMetrics) -> tuple[bytes, bytes]:
     theirs = CollectorRegistry()
     MultiProcessCollector(theirs, str(folder))  # type: ignore[no-untyped-call]
-    mine = CollectorRegistry()
-    mine.register(ours)
-    return generate_latest(theirs), generate_latest(mine)
+    return generate_latest(theirs), "".join(ours.texts()).encode()
 
 
 def test_the_merge_equals_prometheus_clients_scrape_after_scrape(tmp_path: Path) -> None:
@@ -93,4 +91,38 @@ def test_the_merge_equals_prometheus_clients_scrape_after_scrape(tmp_path: Path)
     os.remove(tmp_path / "gauge_livesum_12.db")
     theirs, mine = expositions(tmp_path, ours)
     assert b'tenure_lease_acquisitions_total{lease="c"} 7.0' in mine
+    assert mine == theirs
+
+
+def test_a_file_written_anew_at_the_same_path_is_read_anew(tmp_path: Path) -> None:
+    """A worker's live gauges removed, and a new worker of the same pid writing other series
+    there: the entries read before are not taken for the new file's."""
+    write(tmp_path, counters(11, "a", 2.0) + gauges(11, 1.0, 100.0))
+    ours = WorkerMetrics(str(tmp_path))
+    assert expositions(tmp_path, ours)[0] == expositions(tmp_path, ours)[1]
+
+    os.remove(tmp_path / "gauge_livesum_11.db")
+    pools = ("tenure_database_pool_max_connections", "tenure_database_pool_connections")
+    write(
+        tmp_path,
+        [
+            ("gauge_livesum_11.db", family, family, labels, 4.0, 0.0)
+            for family, labels in zip(pools, ({}, {"state": "in_use"}), strict=True)
+        ],
+    )
+    theirs, mine = expositions(tmp_path, ours)
+    assert b"tenure_database_pool_max_connections 4.0" in mine
+    assert mine == theirs
+
+
+def test_a_file_still_being_created_shows_nothing_yet(tmp_path: Path) -> None:
+    """A worker's file caught empty (where prometheus-client's reader fails), then with its size
+    set but nothing used: no series and no error; its entries are read once written."""
+    ours = WorkerMetrics(str(tmp_path))
+    for started in (b"", bytes(65536)):
+        (tmp_path / "counter_21.db").write_bytes(started)
+        assert list(ours.texts()) == []
+    write(tmp_path, counters(21, "a", 2.0))
+    theirs, mine = expositions(tmp_path, ours)
+    assert b'tenure_lease_acquisitions_total{lease="a"} 2.0' in mine
     assert mine == theirs

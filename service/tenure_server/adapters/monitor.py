@@ -35,9 +35,16 @@ from tenure_server.adapters.telemetry import Metrics
 from tenure_server.adapters.webhooks import RetryPolicy, WebhookTarget, send
 from tenure_server.app.operations import Operations
 from tenure_server.app.reserved import take_back
-from tenure_server.app.status import OPEN_ALERTS_LIMIT, StatusReader
+from tenure_server.app.status import OPEN_ALERTS_LIMIT, Evaluated, StatusReader
 from tenure_server.db.monitoring import Fenced, Monitoring
-from tenure_server.domain.alerts import Alert, job_alerts, notification, resolution, stuck_alert
+from tenure_server.domain.alerts import (
+    Alert,
+    OpenAlert,
+    job_alerts,
+    notification,
+    resolution,
+    stuck_alert,
+)
 from tenure_server.domain.errors import LeaseHeld, TenureError
 from tenure_server.domain.events import AlertEvent, EventSink
 from tenure_server.domain.principals import SERVICE_PRINCIPAL
@@ -177,15 +184,11 @@ class Monitor:
         return self.holding
 
     async def _evaluate(self, holding: Holding, now: datetime) -> None:
-        jobs = await self._reader.all_jobs()
-        current = await self._monitoring.open_alerts(OPEN_ALERTS_LIMIT)
-        job_windows = [
-            (item.alert.subject, item.alert.window)
-            for item in current
-            if item.alert.kind != "stuck"
-        ]
-        evaluated = await self._reader.evaluate(jobs, now, job_windows)
-        leases = await self._monitoring.monitored_leases(LEASES_EXAMINED)
+        # The leases do not depend on the jobs' reads: read beside them, each statement on a
+        # pooled connection of its own, so that a pass waits for the longer, not for both.
+        (evaluated, current), leases = await asyncio.gather(
+            self._evaluate_jobs(now), self._monitoring.monitored_leases(LEASES_EXAMINED)
+        )
         wanted: list[Alert] = []
         for job in evaluated:
             wanted.extend(job_alerts(job.job, job.expectation, job.facts, now))
@@ -211,6 +214,18 @@ class Monitor:
             )
             if reason is not None:
                 await self._resolve(holding, alert, reason, now)
+
+    async def _evaluate_jobs(self, now: datetime) -> tuple[list[Evaluated], list[OpenAlert]]:
+        """Every job's status, with the windows of the open alerts read too; and those alerts."""
+        jobs, current = await asyncio.gather(
+            self._reader.all_jobs(), self._monitoring.open_alerts(OPEN_ALERTS_LIMIT)
+        )
+        job_windows = [
+            (item.alert.subject, item.alert.window)
+            for item in current
+            if item.alert.kind != "stuck"
+        ]
+        return await self._reader.evaluate(jobs, now, job_windows), current
 
     async def _open(self, holding: Holding, alert: Alert, now: datetime) -> None:
         payload = notification(alert, "opened", now, alert.summary)

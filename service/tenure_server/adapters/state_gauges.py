@@ -8,11 +8,9 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime
 
-from prometheus_client.core import GaugeMetricFamily, Metric
-
+from tenure_server.adapters.exposition import Gauge, GaugeText, StateSet
 from tenure_server.app.status import Overview
 from tenure_server.domain.alerts import ALERT_KINDS
 from tenure_server.domain.errors import TenureError
@@ -21,29 +19,23 @@ from tenure_server.domain.status import JOB_STATES
 _log = logging.getLogger("tenure.telemetry")
 
 
-@dataclass(frozen=True, slots=True)
-class Gauge:
-    name: str
-    doc: str
-    labels: tuple[str, ...]
-    samples: tuple[tuple[tuple[str, ...], float], ...]
-
-
 class DatabaseGauges:
-    """A Prometheus collector serving the last snapshot read from the database."""
+    """The state gauges of the last snapshot read from the database, and readiness."""
 
     def __init__(self, cache_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._cache_seconds = cache_seconds
         self._clock = clock
         self._taken_at: float | None = None
-        self._gauges: tuple[Gauge, ...] = ()
+        self._status = GaugeText()
+        self._state = GaugeText()
+        self._text = ""  # the state gauges of the last snapshot
         self._up = 0.0
         self._ready = 0.0
         self._refreshing = asyncio.Lock()
 
     async def refresh(
         self,
-        read: Callable[[], Awaitable[Iterable[Gauge]]],
+        read: Callable[[], Awaitable[Iterable[Gauge | StateSet]]],
         ready: Callable[[], Awaitable[bool]],
     ) -> None:
         """Check readiness and read the gauges again when the snapshot is older than the cache
@@ -66,36 +58,39 @@ class DatabaseGauges:
     def stale(self) -> bool:
         return self._taken_at is None or self._clock() - self._taken_at >= self._cache_seconds
 
-    def update(self, gauges: Iterable[Gauge]) -> None:
-        self._gauges = tuple(gauges)
+    def update(self, gauges: Iterable[Gauge | StateSet]) -> None:
+        self._text = self._state.render(gauges)
         self._taken_at = self._clock()
         self._up = 1.0
 
     def failed(self) -> None:
         """The database could not be read: serve no state gauges rather than stale ones."""
-        self._gauges = ()
+        self._text = ""
         self._taken_at = self._clock()
         self._up = 0.0
 
-    def collect(self) -> Iterator[Metric]:
-        up = GaugeMetricFamily(
-            "tenure_database_up", "1 when the state gauges could be read from the database."
+    def texts(self) -> Iterator[str]:
+        """The gauges as exposition text (`exposition.Texts`): the snapshot's, made once."""
+        yield self._status.render(
+            (
+                Gauge(
+                    "tenure_database_up",
+                    "1 when the state gauges could be read from the database.",
+                    (),
+                    (((), self._up),),
+                ),
+                Gauge(
+                    "tenure_ready",
+                    "1 when this replica is ready: the /readyz check passes.",
+                    (),
+                    (((), self._ready),),
+                ),
+            )
         )
-        up.add_metric([], self._up)
-        yield up
-        ready = GaugeMetricFamily(
-            "tenure_ready", "1 when this replica is ready: the /readyz check passes."
-        )
-        ready.add_metric([], self._ready)
-        yield ready
-        for gauge in self._gauges:
-            family = GaugeMetricFamily(gauge.name, gauge.doc, labels=list(gauge.labels))
-            for values, value in gauge.samples:
-                family.add_metric(list(values), value)
-            yield family
+        yield self._text
 
 
-def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
+def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge | StateSet]:
     """The state gauges of one overview read (documented in docs/metrics.md)."""
     jobs = overview.jobs
     held = [age for age in overview.leases if age.lease.held]
@@ -107,11 +102,12 @@ def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
         return tuple(((name,), float(window is not None)) for name, window in values)
 
     return [
-        Gauge(
+        StateSet(
             "tenure_job_status",
             "1 for the job's current status, 0 for the others.",
             ("job", "status"),
-            job_state_samples((item.job.name, item.status.status) for item in jobs),
+            JOB_STATES,
+            tuple((item.job.name, item.status.status) for item in jobs),
         ),
         Gauge(
             "tenure_job_last_duration_seconds",
@@ -191,14 +187,3 @@ def state_gauges(overview: Overview, backlog: dict[str, int]) -> list[Gauge]:
 
 def _timestamp(moment: datetime | None) -> float | None:
     return None if moment is None else moment.timestamp()
-
-
-def job_state_samples(
-    states: Iterable[tuple[str, str]],
-) -> tuple[tuple[tuple[str, str], float], ...]:
-    """A state set: one sample per job and status, 1 for the job's status and 0 for the others."""
-    return tuple(
-        ((job, status), 1.0 if status == current else 0.0)
-        for job, current in states
-        for status in JOB_STATES
-    )

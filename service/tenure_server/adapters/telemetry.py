@@ -31,9 +31,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from tenure_server.adapters.database_clock import DatabaseClockMetrics
-from tenure_server.adapters.exposition import Exposition
+from tenure_server.adapters.exposition import Exposition, Gauge, StateSet
 from tenure_server.adapters.pool_gauges import PoolGauges, forget_dead_workers
-from tenure_server.adapters.state_gauges import DatabaseGauges, Gauge, state_gauges
+from tenure_server.adapters.state_gauges import DatabaseGauges, state_gauges
 from tenure_server.adapters.worker_metrics import WorkerMetrics
 from tenure_server.app.status import Overview
 from tenure_server.domain.events import CATALOGUE, FENCE_REJECTIONS, Event, EventType
@@ -309,19 +309,17 @@ class Telemetry:
         self.metrics = Metrics()
         self.sink = TelemetrySink(self.metrics)
         self.gauges = DatabaseGauges(cache_seconds)
-        self.metrics.registry.register(self.gauges)
         # Sampled in the background too when workers share the metrics: a scrape reaches one.
         self._folder = os.environ.get(MULTIPROCESS_ENV)
         self.pool = PoolGauges(self.metrics.registry, shared=bool(self._folder))
         self.database_clock = DatabaseClockMetrics(self.metrics.registry)
-        # Under workers, a scrape shows every worker's files and the state gauges; the collector
-        # of the files keeps what it decoded from one scrape to the next.
-        exposed = self.metrics.registry
-        if self._folder:
-            exposed = CollectorRegistry()
-            exposed.register(WorkerMetrics(self._folder))
-            exposed.register(self.gauges)
-        self._exposition = Exposition(exposed)
+        # Under workers, a scrape shows every worker's files (this process's registry writes to
+        # them) and the state gauges; the reader of the files keeps what it read between scrapes.
+        self._exposition = (
+            Exposition([WorkerMetrics(self._folder), self.gauges])
+            if self._folder
+            else Exposition([self.gauges], collector=self.metrics.registry)
+        )
 
     def exposition(self) -> bytes:
         """The text format of every metric: this process's (or all workers') and the gauges."""
@@ -337,7 +335,7 @@ class Telemetry:
     ) -> bytes:
         """The exposition, with the state gauges read again first when they are stale."""
 
-        async def read() -> list[Gauge]:
+        async def read() -> list[Gauge | StateSet]:
             return state_gauges(*await read_state())
 
         await self.gauges.refresh(read, ready)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -28,11 +29,17 @@ class History:
         return await self._statuses.overview(stuck_after=self._stuck_after)
 
     async def gauged_state(self) -> tuple[Overview, dict[str, int]]:
-        """An overview without events, and the webhook backlog: what the state gauges show."""
-        overview = await self._statuses.overview(
-            stuck_after=self._stuck_after, lease_limit=GAUGED_LEASES, event_limit=0
+        """An overview without events and alerts (the gauges count open alerts from the
+        backlog), and the webhook backlog, read at once: what the state gauges show."""
+        return await asyncio.gather(
+            self._statuses.overview(
+                stuck_after=self._stuck_after,
+                lease_limit=GAUGED_LEASES,
+                event_limit=0,
+                alert_limit=0,
+            ),
+            self._store.delivery_backlog(),
         )
-        return overview, await self._store.delivery_backlog()
 
 
 # The port /metrics is scraped through, beside the state it reads (app/ports.py holds the others;

@@ -3,9 +3,11 @@ one read of the facts, at the database clock."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 from tenure_server.app.ports import HealthStore, HistoryStore, JobStore
 from tenure_server.domain.alerts import OpenAlert
@@ -21,6 +23,8 @@ from tenure_server.domain.status import (
     job_status,
     lease_age,
 )
+
+T = TypeVar("T")
 
 # Pages read when every job is needed (monitor, overview, metrics): bounded, not unbounded.
 JOB_PAGE = 500
@@ -125,15 +129,31 @@ class StatusReader:
         ]
 
     async def overview(
-        self, *, stuck_after: float, lease_limit: int = 100, event_limit: int = 30
+        self,
+        *,
+        stuck_after: float,
+        lease_limit: int = 100,
+        event_limit: int = 30,
+        alert_limit: int = OPEN_ALERTS_LIMIT,
     ) -> Overview:
+        """Jobs, held leases, open alerts and notable events; a limit of 0 reads none (the
+        /metrics gauges need neither alerts nor events). The five reads do not depend on one
+        another: they run at once, each on a pooled connection of its own, so that the
+        overview waits for the slowest, not for their sum."""
         now = await self.now()
-        jobs = await self.evaluate(await self.all_jobs(), now)
-        return Overview(
-            now=now,
-            jobs=jobs,
-            leases=await self.lease_ages(stuck_after, lease_limit),
-            alerts=await self._monitoring.open_alerts(OPEN_ALERTS_LIMIT),
-            events=await self._monitoring.recent_events(event_limit),
-            unregistered=await self.unregistered("", "", None, MAX_UNREGISTERED),
+        jobs, leases, alerts, events, unregistered = await asyncio.gather(
+            self._evaluate_all(now),
+            self.lease_ages(stuck_after, lease_limit),
+            self._monitoring.open_alerts(alert_limit) if alert_limit else _none(OpenAlert),
+            self._monitoring.recent_events(event_limit) if event_limit else _none(NotableEvent),
+            self.unregistered("", "", None, MAX_UNREGISTERED),
         )
+        return Overview(now, jobs, leases, alerts, events, unregistered)
+
+    async def _evaluate_all(self, now: datetime) -> list[Evaluated]:
+        return await self.evaluate(await self.all_jobs(), now)
+
+
+async def _none(kind: type[T]) -> list[T]:
+    """No rows of `kind`: a read not asked for."""
+    return []
