@@ -128,7 +128,8 @@ class Batcher(Generic[T, R]):
 class Coalescing:
     """How concurrent requests share statements: at most `max_batch` requests per statement (1:
     never share), at most `max_statements` running at once; batch requests (a batch verify's)
-    share one while it holds at most `max_items` of their items."""
+    share one while it holds at most `max_items` of their items (a batch of batch requests may
+    then take several statements, run at once: `disjoint_batches`)."""
 
     max_batch: int = 1
     max_statements: int = 1
