@@ -33,7 +33,7 @@ class Fences:
         self._sink = sink
         self._verifies = batcher(coalescing, partial(first_per_name, decide=store.verify_fences))
         # Batch verifies that arrive together share a statement too (fewer statements and
-        # commits for PostgreSQL: bench/README.md, step 27); one found alone runs its own.
+        # commits for PostgreSQL: bench/README.md, step 26); one found alone runs its own.
         self._verify_batches = batcher(
             coalescing,
             partial(disjoint_batches, decide=store.verify_fences, max_items=coalescing.max_items),
