@@ -201,13 +201,13 @@ async def test_batch_requests_share_statements_only_where_their_names_are_distin
         [Item("a", 0), Item("b", 0)],
         [Item("c", 1)],
         [Item("b", 2), Item("d", 2)],  # b is request 0's
-        [Item("e", 3), Item("f", 3)],  # would make the first statement 5 long
-        [Item("g", 4)],
+        [Item("e", 3), Item("f", 3)],
+        [Item("g", 4)],  # the first statement is full
     ]
-    answers = await disjoint_batches(wanted, decide=decide, max_items=4)
+    answers = await disjoint_batches(wanted, decide=decide, max_items=5)
     assert [[item.request for item in items] for items in statements] == [
-        [0, 0, 1, 4],
-        [2, 2, 3, 3],
+        [0, 0, 1, 3, 3],
+        [2, 2, 4],
     ]
     for request, (batch, answer) in enumerate(zip(wanted, answers, strict=True)):
         assert [answer[item.name] for item in batch] == [request] * len(batch)
