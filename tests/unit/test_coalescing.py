@@ -4,10 +4,11 @@ their size and concurrency bounds, and a failure reaches exactly the callers of 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 import pytest
 
-from tenure_server.app.coalescing import Batcher
+from tenure_server.app.coalescing import Batcher, disjoint_batches
 
 
 class Recorder:
@@ -176,3 +177,49 @@ def test_bounds_below_one_are_refused() -> None:
 
     with pytest.raises(ValueError, match="at least 1"):
         Batcher(run, max_batch=0, max_running=1)
+
+
+@dataclass(frozen=True)
+class Item:
+    name: str
+    request: int
+
+
+async def test_batch_requests_share_statements_only_where_their_names_are_distinct() -> None:
+    """Batch requests that arrived together share a statement where no name is in it twice and
+    it stays within its size; each request is answered by the statement that decided its
+    items, which holds none of another request's names."""
+    statements: list[list[Item]] = []
+
+    async def decide(items: list[Item]) -> dict[str, int]:
+        statements.append(items)
+        names = [item.name for item in items]
+        assert len(set(names)) == len(names), "a statement names a thing twice"
+        return {item.name: item.request for item in items}
+
+    wanted = [
+        [Item("a", 0), Item("b", 0)],
+        [Item("c", 1)],
+        [Item("b", 2), Item("d", 2)],  # b is request 0's
+        [Item("e", 3), Item("f", 3)],
+        [Item("g", 4)],  # the first statement is full
+    ]
+    answers = await disjoint_batches(wanted, decide=decide, max_items=5)
+    assert [[item.request for item in items] for items in statements] == [
+        [0, 0, 1, 3, 3],
+        [2, 2, 4],
+    ]
+    for request, (batch, answer) in enumerate(zip(wanted, answers, strict=True)):
+        assert [answer[item.name] for item in batch] == [request] * len(batch)
+
+
+async def test_a_batch_request_larger_than_the_bound_gets_a_statement_of_its_own() -> None:
+    """A request is never split: one above `max_items` (the bound is a preference, the request
+    was admitted by its own limit) is decided whole, by itself."""
+
+    async def decide(items: list[Item]) -> dict[str, int]:
+        return {item.name: len(items) for item in items}
+
+    wanted = [[Item("a", 0)], [Item(name, 1) for name in "bcd"]]
+    answers = await disjoint_batches(wanted, decide=decide, max_items=2)
+    assert answers == [{"a": 1}, dict.fromkeys("bcd", 3)]

@@ -4,7 +4,6 @@ client's `tenure status --watch` (its table generated from the catalogue)."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from tenure_server.domain.events import (
     FenceEvent,
     LeaseEvent,
     WindowEvent,
+    event_fields,
 )
 from tests.unit.test_event_hub import ONE_OF_EACH
 
@@ -121,7 +121,7 @@ def test_a_batch_of_events_is_counted_and_logged_as_each_alone(
     assert _samples(together, every) == _samples(one_by_one, every)
     assert len(caplog.records) == len(batch)
     for record, event in zip(caplog.records, batch, strict=True):
-        fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}
+        fields = event_fields(event)
         assert (record.getMessage(), record.levelno) == (event.name, CATALOGUE[event.name].level)
         assert {name: record.__dict__[name] for name in fields} == fields
 

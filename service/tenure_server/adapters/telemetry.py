@@ -20,7 +20,6 @@ most MAX_NAMES distinct names per label per process; later names are counted und
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import threading
@@ -36,7 +35,13 @@ from tenure_server.adapters.pool_gauges import PoolGauges, forget_dead_workers
 from tenure_server.adapters.state_gauges import DatabaseGauges, state_gauges
 from tenure_server.adapters.worker_metrics import WorkerMetrics
 from tenure_server.app.status import Overview
-from tenure_server.domain.events import CATALOGUE, FENCE_REJECTIONS, Event, EventType
+from tenure_server.domain.events import (
+    CATALOGUE,
+    FENCE_REJECTIONS,
+    Event,
+    EventType,
+    event_fields,
+)
 
 _events = logging.getLogger("tenure.events")
 
@@ -297,8 +302,7 @@ class TelemetrySink:
 
 
 def _log_event(event: Event, level: int) -> None:
-    fields = {field.name: getattr(event, field.name) for field in dataclasses.fields(event)}
-    _events.log(level, event.name, extra={"event": event.name, **fields})
+    _events.log(level, event.name, extra={"event": event.name, **event_fields(event)})
 
 
 class Telemetry:

@@ -126,11 +126,14 @@ class Batcher(Generic[T, R]):
 
 @dataclass(frozen=True, slots=True)
 class Coalescing:
-    """How concurrent single requests share statements: at most `max_batch` requests per
-    statement (1: never share), at most `max_statements` running at once."""
+    """How concurrent requests share statements: at most `max_batch` requests per statement (1:
+    never share), at most `max_statements` running at once; batch requests (a batch verify's)
+    share one while it holds at most `max_items` of their items (a batch of batch requests may
+    then take several statements, run at once: `disjoint_batches`)."""
 
     max_batch: int = 1
     max_statements: int = 1
+    max_items: int = 1000
 
 
 NO_COALESCING = Coalescing()
@@ -168,3 +171,31 @@ async def first_per_name(
         first.setdefault(request.name, request)
     decided = await decide(list(first.values()))
     return [decided.get(one.name) if first[one.name] is one else None for one in wanted]
+
+
+async def disjoint_batches(
+    wanted: list[list[N]], *, decide: Callable[[list[N]], Awaitable[dict[str, R]]], max_items: int
+) -> list[dict[str, R]]:
+    """As few statements as fit batch requests that arrived together (batch verifies), whose
+    items must name distinct things: each request joins the first statement that shares no name
+    with it and stays within `max_items` with it, or starts one; the statements run at once.
+    Each request gets its statement's whole answer by name, where no other request's names are
+    its own."""
+    statements: list[tuple[set[str], list[N]]] = []
+    joined: list[int] = []
+    for batch in wanted:
+        names = {one.name for one in batch}
+        fits = (
+            index
+            for index, (taken, items) in enumerate(statements)
+            if len(items) + len(batch) <= max_items and taken.isdisjoint(names)
+        )
+        index = next(fits, len(statements))
+        if index == len(statements):
+            statements.append((set(), []))
+        taken, items = statements[index]
+        taken |= names
+        items.extend(batch)
+        joined.append(index)
+    decided = await asyncio.gather(*(decide(items) for _, items in statements))
+    return [decided[index] for index in joined]

@@ -32,9 +32,11 @@ def _retryable(error: asyncpg.PostgresError) -> bool:
 Record = asyncpg.Record
 
 
-def columns(requests: Sequence[DataclassInstance]) -> list[list[Any]]:
-    """Requests (or events) of one dataclass as the arrays their statement takes: one per
-    field, in field order, which is the statement's $n order."""
+def columns(requests: Sequence[DataclassInstance] | Sequence[tuple[Any, ...]]) -> list[list[Any]]:
+    """Requests (or events) of one dataclass or named tuple as the arrays their statement
+    takes: one per field, in field order, which is the statement's $n order."""
+    if isinstance(requests[0], tuple):  # transposed in C: a batch verify's hundreds
+        return [list(column) for column in zip(*requests, strict=True)]
     names = [field.name for field in fields(requests[0])]
     return [[getattr(request, name) for request in requests] for name in names]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Literal
 
 from tenure_server.domain.errors import Forbidden, ReservedName
@@ -48,18 +49,21 @@ class Principal:
         """Refuse unless the principal has `role` and every name is in its namespaces."""
         if not self.has(role):
             raise Forbidden(self.label, action)
-        for name in names:
-            if not self.owns(name):
-                raise Forbidden(self.label, action, name)
+        # Each name in one pass in C (a batch names 100–200); which one is refused, only then.
+        if EVERY_NAMESPACE in self.namespaces or all(
+            map(str.startswith, names, repeat(self.namespaces))
+        ):
+            return
+        refused = next(name for name in names if not self.owns(name))
+        raise Forbidden(self.label, action, refused)
 
     def require_client(self, action: str, *names: str) -> None:
         """A client's work under `names` (acquire, renew, release, claim, complete, verify,
         register a job): `require("client", …)`, and refused under a name reserved to the
         service whoever asks, a `*` token, an admin and the anonymous caller included."""
-        if self.has("client"):
-            for name in names:
-                if name.startswith(SERVICE_NAMESPACE):
-                    raise ReservedName(name, action, SERVICE_NAMESPACE)
+        if self.has("client") and any(map(str.startswith, names, repeat(SERVICE_NAMESPACE))):
+            reserved = next(name for name in names if name.startswith(SERVICE_NAMESPACE))
+            raise ReservedName(reserved, action, SERVICE_NAMESPACE)
         self.require("client", action, *names)
 
 

@@ -5,6 +5,7 @@ its statement's $n order, as the batch statements take their arrays."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tenure_server.domain.events import LeaseEvent
 from tenure_server.domain.leases import Lease
@@ -51,10 +52,10 @@ Acquired = tuple[Lease, LeaseEvent | None]
 ForceReleased = tuple[Lease, LeaseEvent]
 
 
-@dataclass(frozen=True, slots=True)
-class Verify:
+class Verify(NamedTuple):
     """One verify of a fence, as verify_fence takes it: fields in its $n order, as
-    verify_fences takes their arrays."""
+    verify_fences takes their arrays. A named tuple, as `Lease` is: a batch verify builds
+    hundreds (0.25 µs each instead of a frozen dataclass's 0.5)."""
 
     resource: str
     lease: str

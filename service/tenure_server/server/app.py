@@ -189,7 +189,12 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
                 repository,
                 notifications,
                 sink,
-                Coalescing(settings.coalesce_max_batch, settings.coalesce_max_statements),
+                Coalescing(
+                    settings.coalesce_max_batch,
+                    settings.coalesce_max_statements,
+                    # A shared statement holds no more items than one request may.
+                    settings.max_batch_size,
+                ),
                 LockWaits(settings.lock_waits, settings.lock_wait_patience_seconds),
                 settings.max_early_tolerance_seconds,
             )

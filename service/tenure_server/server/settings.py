@@ -117,8 +117,8 @@ class Settings(BaseSettings):
         default=64,
         ge=1,
         le=1000,
-        description="Most concurrent acquires (or renews, releases, fence verifies) one statement "
-        "decides together; 1 turns it off.",
+        description="Most concurrent acquires (or renews, releases, fence verifies, batch "
+        "verifies) one statement decides together; 1 turns it off.",
     )
     coalesce_max_statements: int = Field(
         default=2,

@@ -28,7 +28,7 @@ RETURNING resource, lease, highest_generation, updated_at;
 -- (force_release_lease and bump_generations lock fences in that order too); ON CONFLICT
 -- re-checks each fence's latest version as in verify_fence. Fence rows are locked only by such
 -- one-statement transactions, never by a client's, so a batch waits on none for long. Refused
--- verifies return no row.
+-- verifies return no row. The columns are in Fence's field order (db/fences.py makes rows Fences).
 INSERT INTO fences AS f (resource, lease, highest_generation, updated_at)
 SELECT w.resource, w.lease, w.generation, now()
   FROM unnest($1::text[], $2::text[], $3::bigint[]) AS w(resource, lease, generation)
