@@ -28,6 +28,9 @@ def opened_lines(caplog: pytest.LogCaptureFixture) -> int:
 async def test_more_open_alerts_than_a_page(
     database_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Five open alerts and a page of two: later passes open, send and log nothing again, and the
+    three newest, beyond the two oldest that stay open, are resolved when their windows complete
+    (a read of the oldest open alerts never saw them)."""
     caplog.set_level(logging.INFO, logger="tenure.events")
     with webhook_receiver() as receiver:
         settings = fast_settings(
