@@ -106,7 +106,7 @@ def test_the_discovery_finds_the_statements_it_must() -> None:
         "service/fences.sql:verify_fences",
         "service/windows.sql:claim_window",
         "service/windows.sql:complete_window",
-        "service/monitoring.sql:open_alert",
+        "service/monitoring.sql:open_new_alerts",
         "service/monitoring.sql:resolve_alert",
         "service/monitoring.sql:claim_deliveries",
         "service/admin.sql:bump_generations",

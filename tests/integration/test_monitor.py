@@ -30,17 +30,15 @@ def fast_settings(database_url: str, receiver: Receiver | None = None, **more: A
             "alert_webhook_urls": [f"{receiver.url}/json"],
             "alert_slack_webhook_urls": [f"{receiver.url}/slack"],
         }
-    return Settings(
-        database_url=database_url,
-        pool_min_size=1,
-        pool_max_size=5,
-        monitor_interval_seconds=INTERVAL,
-        monitor_lease_ttl_seconds=2,
-        webhook_retry_base_seconds=0.1,
-        webhook_timeout_seconds=2,
-        **hooks,
-        **more,
-    )
+    fast: dict[str, Any] = {
+        "pool_min_size": 1,
+        "pool_max_size": 5,
+        "monitor_interval_seconds": INTERVAL,
+        "monitor_lease_ttl_seconds": 2,
+        "webhook_retry_base_seconds": 0.1,
+        "webhook_timeout_seconds": 2,
+    }
+    return Settings(database_url=database_url, **{**fast, **hooks, **more})
 
 
 @asynccontextmanager

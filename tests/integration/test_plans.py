@@ -69,6 +69,23 @@ async def test_the_monitor_reads_held_leases_and_only_as_many_others_as_it_lists
     assert rows_read(plan, "leases") <= 200
 
 
+async def test_the_monitor_reads_a_page_of_open_alerts_not_the_resolved_ones(
+    connection: Connection,
+) -> None:
+    """The monitor's page of open alerts, after a key in the middle, among 20,000 resolved
+    ones: it reads the page through alerts_open_by_key (migration 0017), not the history."""
+    await connection.execute(
+        "INSERT INTO alerts (kind, subject, window_key, summary, opened_at, opened_by,"
+        " resolved_at) SELECT 'missed', 'job-' || (n % 50), 'k' || n, 's', now(), 1,"
+        " CASE WHEN n % 100 <> 0 THEN now() END FROM generate_series(1, 20000) AS n"
+    )
+    await connection.execute("ANALYZE alerts")
+    query = monitoring.QUERIES["open_alerts_after"]
+    plan = await analyzed(connection, query, "missed", "job-0", "k5000", 50)
+    assert plan[0]["Actual Rows"] == 50
+    assert rows_read(plan, "alerts") <= 2 * 50
+
+
 async def test_a_batch_renew_never_compares_every_lease_with_every_lease_of_the_batch(
     connection: Connection,
 ) -> None:

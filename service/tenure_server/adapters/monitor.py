@@ -35,7 +35,7 @@ from tenure_server.adapters.telemetry import Metrics
 from tenure_server.adapters.webhooks import RetryPolicy, WebhookTarget, send
 from tenure_server.app.operations import Operations
 from tenure_server.app.reserved import take_back
-from tenure_server.app.status import OPEN_ALERTS_LIMIT, Evaluated, StatusReader
+from tenure_server.app.status import Evaluated, StatusReader
 from tenure_server.db.monitoring import Fenced, Monitoring
 from tenure_server.domain.alerts import (
     Alert,
@@ -58,6 +58,7 @@ LEASES_EXAMINED = 1000
 DELIVERY_BATCH = 20
 PRUNE_BATCHES_PER_PASS = 10
 RELEASE_TIMEOUT_SECONDS = 2.0
+_FIRST = ("", "", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,8 @@ class MonitorConfig:
     stuck_after_seconds: float
     retention_seconds: float
     retention_batch: int
+    # Open alerts judged per pass, a page in key order; the next pass takes the next page.
+    open_alerts_per_pass: int
     webhooks: tuple[WebhookTarget, ...]
     retry: RetryPolicy
 
@@ -97,6 +100,8 @@ class Monitor:
         # The latest acquire's grant: the release at stop names it (it is required).
         self._grant: str | None = None
         self._targets = {target.id: target for target in config.webhooks}
+        # Where the next page of open alerts starts: after this key (("", "", ""): the first).
+        self._turn = _FIRST
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._http: httpx.AsyncClient | None = None
@@ -197,10 +202,7 @@ class Monitor:
             alert = stuck_alert(age)
             if alert is not None and alert.subject != MONITOR_LEASE:
                 wanted.append(alert)
-        open_keys = {item.alert.key for item in current}
-        for alert in wanted:
-            if alert.key not in open_keys:
-                await self._open(holding, alert, now)
+        await self._open(holding, wanted, {item.alert.key for item in current}, now)
         facts = {job.job.name: job.facts for job in evaluated}
         by_lease = {lease.name: lease for lease, _ in leases}
         for existing in current:
@@ -216,10 +218,14 @@ class Monitor:
                 await self._resolve(holding, alert, reason, now)
 
     async def _evaluate_jobs(self, now: datetime) -> tuple[list[Evaluated], list[OpenAlert]]:
-        """Every job's status, with the windows of the open alerts read too; and those alerts."""
+        """Every job's status, with the windows of this pass's page of open alerts read too; and
+        that page."""
+        page = self._config.open_alerts_per_pass
         jobs, current = await asyncio.gather(
-            self._reader.all_jobs(), self._monitoring.open_alerts(OPEN_ALERTS_LIMIT)
+            self._reader.all_jobs(), self._monitoring.open_alerts_after(self._turn, page)
         )
+        # A short page was the last: the next pass starts again from the first.
+        self._turn = current[-1].alert.key if len(current) == page else _FIRST
         job_windows = [
             (item.alert.subject, item.alert.window)
             for item in current
@@ -227,12 +233,29 @@ class Monitor:
         ]
         return await self._reader.evaluate(jobs, now, job_windows), current
 
-    async def _open(self, holding: Holding, alert: Alert, now: datetime) -> None:
-        payload = notification(alert, "opened", now, alert.summary)
-        if await self._monitoring.open_alert(holding, alert, payload, self._target_ids()):
-            self._sink.record(
-                AlertEvent("opened", alert.kind, alert.subject, alert.window, alert.summary)
-            )
+    async def _open(
+        self,
+        holding: Holding,
+        wanted: Sequence[Alert],
+        known: set[tuple[str, str, str]],
+        now: datetime,
+    ) -> None:
+        """Open the wanted alerts not in this pass's page, in one statement whatever their
+        number: those open beyond the page are found open by the database, not opened again."""
+        unknown = {alert.key: alert for alert in wanted if alert.key not in known}
+        if not unknown:
+            return
+        opened = await self._monitoring.open_new_alerts(
+            holding,
+            [
+                (alert, notification(alert, "opened", now, alert.summary))
+                for alert in unknown.values()
+            ],
+            self._target_ids(),
+        )
+        self._sink.record_many(
+            [AlertEvent("opened", a.kind, a.subject, a.window, a.summary) for a in opened]
+        )
 
     async def _resolve(self, holding: Holding, alert: Alert, reason: str, now: datetime) -> None:
         payload = notification(alert, "resolved", now, reason)

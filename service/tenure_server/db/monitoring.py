@@ -19,6 +19,8 @@ from tenure_server.domain.status import LeaseView
 from tenure_server.domain.windows import Holding
 
 QUERIES = load("monitoring.sql")
+# The Alert fields open_new_alerts takes, one array each, in its parameters' order.
+_ALERT_COLUMNS = ("kind", "subject", "window", "lease", "holder", "generation", "summary")
 
 
 class Fenced(Exception):
@@ -26,24 +28,22 @@ class Fenced(Exception):
 
 
 class Monitoring(Connections):
-    async def open_alert(
-        self, monitor: Holding, alert: Alert, payload: Mapping[str, Any], targets: Sequence[str]
-    ) -> bool:
-        """True when this call opened the alert; False when it was open already."""
+    async def open_new_alerts(
+        self,
+        monitor: Holding,
+        alerts: Sequence[tuple[Alert, Mapping[str, Any]]],
+        targets: Sequence[str],
+    ) -> list[Alert]:
+        """Open each alert, with its payload, that is not in the table yet, in one statement: the
+        ones this call opened (the others were open, or resolved, already)."""
+        columns = [[getattr(alert, name) for alert, _ in alerts] for name in _ALERT_COLUMNS]
+        payloads = [json.dumps(payload) for _, payload in alerts]
         row = await self._fetchrow(
-            QUERIES["open_alert"],
-            *_fence(monitor),
-            alert.kind,
-            alert.subject,
-            alert.window,
-            alert.lease,
-            alert.holder,
-            alert.generation,
-            alert.summary,
-            json.dumps(payload),
-            list(targets),
+            QUERIES["open_new_alerts"], *_fence(monitor), *columns, payloads, list(targets)
         )
-        return _fenced(row, "opened")
+        _fenced(row, "held")
+        positions: list[int] = [] if row is None else row["opened"]
+        return [alerts[position - 1][0] for position in positions]
 
     async def resolve_alert(
         self,
@@ -84,21 +84,13 @@ class Monitoring(Connections):
         return [ReservedUse(row["kind"], row["name"], row["lease"]) for row in rows]
 
     async def open_alerts(self, limit: int) -> list[OpenAlert]:
-        return [
-            OpenAlert(
-                Alert(
-                    kind=row["kind"],
-                    subject=row["subject"],
-                    window=row["window_key"],
-                    summary=row["summary"],
-                    lease=row["lease"],
-                    holder=row["holder"],
-                    generation=row["generation"],
-                ),
-                row["opened_at"],
-            )
-            for row in await self._fetch(QUERIES["open_alerts"], limit)
-        ]
+        """The oldest `limit` open alerts, oldest first."""
+        return [_open_alert(row) for row in await self._fetch(QUERIES["open_alerts"], limit)]
+
+    async def open_alerts_after(self, key: tuple[str, str, str], limit: int) -> list[OpenAlert]:
+        """Up to `limit` open alerts in key order after `key` (("", "", "") from the start)."""
+        rows = await self._fetch(QUERIES["open_alerts_after"], *key, limit)
+        return [_open_alert(row) for row in rows]
 
     async def claim_deliveries(
         self, monitor: Holding, limit: int, claim_seconds: float
@@ -191,3 +183,16 @@ def _fenced(row: Any, flag: str) -> bool:
     if row is None or not row["held"]:
         raise Fenced("the monitor lease is no longer held by this holding")
     return bool(row[flag])
+
+
+def _open_alert(row: Any) -> OpenAlert:
+    alert = Alert(
+        kind=row["kind"],
+        subject=row["subject"],
+        window=row["window_key"],
+        summary=row["summary"],
+        lease=row["lease"],
+        holder=row["holder"],
+        generation=row["generation"],
+    )
+    return OpenAlert(alert, row["opened_at"])

@@ -286,6 +286,7 @@ def monitor_config(settings: Settings) -> MonitorConfig:
         stuck_after_seconds=settings.lease_stuck_after_seconds,
         retention_seconds=settings.event_retention_seconds,
         retention_batch=settings.retention_batch_size,
+        open_alerts_per_pass=settings.monitor_open_alerts_per_pass,
         webhooks=tuple(webhooks),
         retry=RetryPolicy(
             timeout_seconds=settings.webhook_timeout_seconds,

@@ -155,6 +155,13 @@ class Settings(BaseSettings):
         default=30 * 86400.0, ge=3600, description="History older than this is deleted."
     )
     retention_batch_size: int = Field(default=1000, ge=1, le=100000)
+    monitor_open_alerts_per_pass: int = Field(
+        default=1000,
+        ge=1,
+        le=100000,
+        description="Open alerts the monitor judges per pass, a page in turn: with more open, "
+        "each is judged (resolved) within ceil(open / this) + 1 passes.",
+    )
     alert_webhook_urls: list[SecretStr] = Field(
         default_factory=list, description='Generic JSON webhooks, as a JSON list: ["https://…"].'
     )

@@ -7,36 +7,47 @@
 -- statement commits. Taking the lease over needs a conflicting lock, so a monitor that lost its
 -- lease (paused, partitioned) writes nothing, and the new holder cannot have started in between.
 
--- name: open_alert
--- $1 monitor lease, $2 monitor holder, $3 monitor generation, $4 kind, $5 subject, $6 window,
--- $7 lease, $8 holder, $9 generation, $10 summary, $11 payload (jsonb), $12 webhook targets
--- (text[]). The primary key (kind, subject, window) makes the alert exist once however many
--- monitors evaluate it: ON CONFLICT DO NOTHING; only the statement that inserted it writes its
--- deliveries (the outbox) and its job event, in the same transaction.
+-- name: open_new_alerts
+-- $1 monitor lease, $2 monitor holder, $3 monitor generation; the alerts wanted, one array
+-- element each: $4 kinds, $5 subjects, $6 windows, $7 leases, $8 holders, $9 generations,
+-- $10 summaries, $11 payloads (jsonb[]); $12 webhook targets (text[]). One statement a pass,
+-- however many alerts are wanted. The primary key (kind, subject, window) makes each alert exist
+-- once however many monitors evaluate it, or however many passes want it: ON CONFLICT DO
+-- NOTHING; only the rows this statement inserted get their deliveries (the outbox) and job
+-- event, in the same transaction. Answers the positions (from 1) of the alerts it opened.
 WITH holding AS (
     SELECT 1 FROM leases AS l
      WHERE l.name = $1 AND tenure_holds_v1(l, $2, $3, l.principal, clock_timestamp())
        FOR SHARE
+), wanted AS (
+    SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                         $9::bigint[], $10::text[], $11::jsonb[])
+           WITH ORDINALITY AS w(kind, subject, window_key, lease, holder, generation, summary,
+                                payload, position)
 ), opened AS (
     INSERT INTO alerts (kind, subject, window_key, lease, holder, generation, summary, opened_at,
                         opened_by)
-    SELECT $4, $5, $6, $7, $8, $9, $10, now(), $3 FROM holding
+    SELECT kind, subject, window_key, lease, holder, generation, summary, now(), $3
+      FROM wanted WHERE EXISTS (SELECT 1 FROM holding)
     ON CONFLICT (kind, subject, window_key) DO NOTHING
     RETURNING kind, subject, window_key
+), new AS (
+    SELECT w.* FROM opened AS o JOIN wanted AS w USING (kind, subject, window_key)
 ), outbox AS (
     INSERT INTO webhook_deliveries (kind, subject, window_key, transition, target, payload)
-    SELECT o.kind, o.subject, o.window_key, 'opened', t.target, $11
-      FROM opened AS o CROSS JOIN unnest($12::text[]) AS t(target)
+    SELECT n.kind, n.subject, n.window_key, 'opened', t.target, n.payload
+      FROM new AS n CROSS JOIN unnest($12::text[]) AS t(target)
 ), event AS (
     INSERT INTO job_events (job, kind, window_key, lease, holder, generation, detail)
-    SELECT subject, 'alert_opened', window_key, $7, $8, $9, kind || ': ' || $10
-      FROM opened WHERE kind <> 'stuck'
+    SELECT subject, 'alert_opened', window_key, lease, holder, generation, kind || ': ' || summary
+      FROM new WHERE kind <> 'stuck'
 )
-SELECT (SELECT count(*) FROM holding) > 0 AS held, (SELECT count(*) FROM opened) > 0 AS opened;
+SELECT (SELECT count(*) FROM holding) > 0 AS held,
+       ARRAY(SELECT position FROM new ORDER BY position) AS opened;
 
 -- name: resolve_alert
 -- $1 monitor lease, $2 monitor holder, $3 monitor generation, $4 kind, $5 subject, $6 window,
--- $7 reason, $8 payload (jsonb), $9 webhook targets (text[]). Fenced like open_alert; only the
+-- $7 reason, $8 payload (jsonb), $9 webhook targets (text[]). Fenced like open_new_alerts; only the
 -- first resolution matches (resolved_at IS NULL, re-checked on the latest row after a lock wait),
 -- so the "resolved" deliveries are written once.
 WITH holding AS (
@@ -100,6 +111,17 @@ SELECT kind, subject, window_key, lease, holder, generation, summary, opened_at
  WHERE resolved_at IS NULL
  ORDER BY opened_at
  LIMIT $1;
+
+-- name: open_alerts_after
+-- $1 kind, $2 subject, $3 window (the last key of the previous page; '' from the start), $4
+-- limit. A plain read of the alerts not yet resolved, in key order after the given one: the
+-- monitor judges a page per pass and takes the next one at the next pass, so every open alert is
+-- judged in turn, however many are open. alerts_open_by_key (migration 0017) reads only the page.
+SELECT kind, subject, window_key, lease, holder, generation, summary, opened_at
+  FROM alerts
+ WHERE resolved_at IS NULL AND (kind, subject, window_key) > ($1, $2, $3)
+ ORDER BY kind, subject, window_key
+ LIMIT $4;
 
 -- name: claim_deliveries
 -- $1 monitor lease, $2 monitor holder, $3 monitor generation, $4 limit, $5 seconds a claim lasts.
