@@ -205,6 +205,19 @@ SELECT l.name, l.holder, l.generation, l.acquired_at, l.expires_at,
           CASE WHEN l.expires_at > now() THEN l.acquired_at END,
           l.name;
 
+-- name: leases_named
+-- $1 names (text[]). Those leases, as monitored_leases reads each. A plain read by primary key:
+-- the monitor reads the leases of its open stuck alerts beyond the leases it examined, so that
+-- it resolves such an alert only on seeing its generation no longer held.
+SELECT l.name, l.holder, l.generation, l.acquired_at, l.expires_at,
+       l.expires_at > now() AS held,
+       greatest(0, extract(epoch FROM l.expires_at - now()))::float8 AS expires_in_seconds,
+       (SELECT min(j.max_runtime_seconds) FROM jobs AS j
+         WHERE j.lease = l.name AND j.deleted_at IS NULL) AS max_runtime_seconds
+  FROM leases AS l
+ WHERE l.name = ANY($1::text[])
+ ORDER BY l.name;
+
 -- name: lease_events
 -- $1 lease, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the
 -- identity (lease_events_by_lease).
