@@ -256,7 +256,7 @@ class Monitor:
         beyond -= examined
         if not beyond:
             return leases
-        return [*leases, *await self._monitoring.leases_named(sorted(beyond))]
+        return [*leases, *await self._monitoring.monitored_leases(0, sorted(beyond))]
 
     async def _open(
         self,

@@ -131,12 +131,12 @@ class Monitoring(Connections):
             row["what"]: int(row["n"]) for row in await self._fetch(QUERIES["delivery_backlog"])
         }
 
-    async def monitored_leases(self, limit: int) -> list[tuple[LeaseView, float | None]]:
-        return [_monitored(row) for row in await self._fetch(QUERIES["monitored_leases"], limit)]
-
-    async def leases_named(self, names: Sequence[str]) -> list[tuple[LeaseView, float | None]]:
-        """Those of `names` that are leases, as monitored_leases reads each, in name order."""
-        rows = await self._fetch(QUERIES["leases_named"], list(names))
+    async def monitored_leases(
+        self, limit: int, named: Sequence[str] = ()
+    ) -> list[tuple[LeaseView, float | None]]:
+        """Up to `limit` leases, held ones first, oldest holding first; and the `named` ones
+        besides."""
+        rows = await self._fetch(QUERIES["monitored_leases"], limit, list(named))
         return [_monitored(row) for row in rows]
 
     async def lease_events(self, lease: str, before: int | None, limit: int) -> list[LeaseRecord]:
