@@ -35,7 +35,7 @@ SELECT n, 'h', 1, 30, now() + make_interval(secs => a), now(), now() + make_inte
 
 
 async def listed(connection: asyncpg.Connection[asyncpg.Record], limit: int) -> list[str]:
-    rows = await connection.fetch(monitoring.QUERIES["monitored_leases"], limit)
+    rows = await connection.fetch(monitoring.QUERIES["monitored_leases"], limit, [])
     return [row["name"] for row in rows]
 
 
@@ -88,6 +88,6 @@ async def test_the_list_is_what_sorting_every_lease_would_give(
     held = await connection.fetchval("SELECT count(*) FROM leases WHERE expires_at > now()")
     async with connection.transaction():
         for limit in (1, 7, held - 1, held, held + 1, held + 50, 1000):
-            indexed = await connection.fetch(monitoring.QUERIES["monitored_leases"], limit)
+            indexed = await connection.fetch(monitoring.QUERIES["monitored_leases"], limit, [])
             oracle = await connection.fetch(WHOLE_TABLE, limit)
             assert [tuple(row) for row in indexed] == [tuple(row) for row in oracle], limit

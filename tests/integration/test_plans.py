@@ -65,8 +65,21 @@ async def test_the_monitor_reads_held_leases_and_only_as_many_others_as_it_lists
     await fill(connection, "gone-", 20_000, held=False)
     await fill(connection, "held-", 50, held=True)
     await connection.execute("ANALYZE leases")
-    plan = await analyzed(connection, monitoring.QUERIES["monitored_leases"], 100)
+    plan = await analyzed(connection, monitoring.QUERIES["monitored_leases"], 100, [])
     assert rows_read(plan, "leases") <= 200
+
+
+async def test_the_monitor_reads_the_leases_of_its_stuck_alerts_by_name(
+    connection: Connection,
+) -> None:
+    """The leases of open stuck alerts beyond those examined, read by name among 20,000: only
+    those rows (and the held ones within the limit), never the table."""
+    await fill(connection, "gone-", 20_000, held=False)
+    await fill(connection, "held-", 50, held=True)
+    await connection.execute("ANALYZE leases")
+    named = ["gone-17", "gone-4242", "held-3"]
+    plan = await analyzed(connection, monitoring.QUERIES["monitored_leases"], 0, named)
+    assert rows_read(plan, "leases") <= 10
 
 
 async def test_the_monitor_reads_a_page_of_open_alerts_not_the_resolved_ones(

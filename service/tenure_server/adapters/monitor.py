@@ -48,13 +48,12 @@ from tenure_server.domain.alerts import (
 from tenure_server.domain.errors import LeaseHeld, TenureError
 from tenure_server.domain.events import AlertEvent, EventSink
 from tenure_server.domain.principals import SERVICE_PRINCIPAL
-from tenure_server.domain.status import lease_age
+from tenure_server.domain.status import LeaseView, lease_age
 from tenure_server.domain.windows import Holding
 
 _log = logging.getLogger("tenure.monitor")
 
 MONITOR_LEASE = "tenure.monitor"
-LEASES_EXAMINED = 1000
 DELIVERY_BATCH = 20
 PRUNE_BATCHES_PER_PASS = 10
 RELEASE_TIMEOUT_SECONDS = 2.0
@@ -70,6 +69,10 @@ class MonitorConfig:
     retention_batch: int
     # Open alerts judged per pass, a page in key order; the next pass takes the next page.
     open_alerts_per_pass: int
+    # Jobs evaluated per pass, a page in name order; the next pass takes the next page.
+    jobs_per_pass: int
+    # Leases examined for `stuck` per pass: the held ones held longest.
+    leases_per_pass: int
     webhooks: tuple[WebhookTarget, ...]
     retry: RetryPolicy
 
@@ -102,6 +105,8 @@ class Monitor:
         self._targets = {target.id: target for target in config.webhooks}
         # Where the next page of open alerts starts: after this key (("", "", ""): the first).
         self._turn = _FIRST
+        # Where the next page of jobs starts: after this name ("": the first).
+        self._job_turn = ""
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._http: httpx.AsyncClient | None = None
@@ -192,8 +197,10 @@ class Monitor:
         # The leases do not depend on the jobs' reads: read beside them, each statement on a
         # pooled connection of its own, so that a pass waits for the longer, not for both.
         (evaluated, current), leases = await asyncio.gather(
-            self._evaluate_jobs(now), self._monitoring.monitored_leases(LEASES_EXAMINED)
+            self._evaluate_jobs(now),
+            self._monitoring.monitored_leases(self._config.leases_per_pass),
         )
+        leases = await self._with_alerted_leases(leases, current)
         wanted: list[Alert] = []
         for job in evaluated:
             wanted.extend(job_alerts(job.job, job.expectation, job.facts, now))
@@ -218,20 +225,38 @@ class Monitor:
                 await self._resolve(holding, alert, reason, now)
 
     async def _evaluate_jobs(self, now: datetime) -> tuple[list[Evaluated], list[OpenAlert]]:
-        """Every job's status, with the windows of this pass's page of open alerts read too; and
-        that page."""
-        page = self._config.open_alerts_per_pass
+        """This pass's page of jobs, and the jobs of its page of open alerts beyond it, each
+        with its status and the windows of those alerts; and that page of open alerts."""
+        page, jobs_page = self._config.open_alerts_per_pass, self._config.jobs_per_pass
         jobs, current = await asyncio.gather(
-            self._reader.all_jobs(), self._monitoring.open_alerts_after(self._turn, page)
+            self._reader.jobs_after(self._job_turn, jobs_page),
+            self._monitoring.open_alerts_after(self._turn, page),
         )
         # A short page was the last: the next pass starts again from the first.
         self._turn = current[-1].alert.key if len(current) == page else _FIRST
+        self._job_turn = jobs[-1].name if len(jobs) == jobs_page else ""
         job_windows = [
             (item.alert.subject, item.alert.window)
             for item in current
             if item.alert.kind != "stuck"
         ]
+        # An alert's job not in the page is read by name: missing, it is gone (deleted).
+        beyond = {job for job, _ in job_windows} - {job.name for job in jobs}
+        if beyond:
+            jobs = [*jobs, *await self._reader.jobs_named(sorted(beyond))]
         return await self._reader.evaluate(jobs, now, job_windows), current
+
+    async def _with_alerted_leases(
+        self, leases: list[tuple[LeaseView, float | None]], current: Sequence[OpenAlert]
+    ) -> list[tuple[LeaseView, float | None]]:
+        """The leases examined, and those of the page's stuck alerts beyond them, read by
+        name: a stuck alert is resolved only on seeing its generation no longer held."""
+        examined = {lease.name for lease, _ in leases}
+        beyond = {item.alert.subject for item in current if item.alert.kind == "stuck"}
+        beyond -= examined
+        if not beyond:
+            return leases
+        return [*leases, *await self._monitoring.monitored_leases(0, sorted(beyond))]
 
     async def _open(
         self,

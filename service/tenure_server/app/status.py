@@ -78,15 +78,24 @@ class StatusReader:
 
     async def all_jobs(self) -> list[Job]:
         """Every live job, in name order (at most MAX_JOBS)."""
+        return await self.jobs_after("", MAX_JOBS)
+
+    async def jobs_after(self, after: str, limit: int) -> list[Job]:
+        """Up to `limit` live jobs in name order after `after` ('': from the first), read
+        JOB_PAGE at a time."""
         found: list[Job] = []
-        after = ""
-        while len(found) < MAX_JOBS:
-            page = await self._jobs.list_jobs(after, "", None, JOB_PAGE)
+        while len(found) < limit:
+            wanted = min(JOB_PAGE, limit - len(found))
+            page = await self._jobs.list_jobs(after, "", None, wanted)
             found.extend(page)
-            if len(page) < JOB_PAGE:
+            if len(page) < wanted:
                 break
             after = page[-1].name
-        return found[:MAX_JOBS]
+        return found
+
+    async def jobs_named(self, names: Sequence[str]) -> list[Job]:
+        """Those of `names` that are live jobs, in name order."""
+        return await self._jobs.jobs_named(names)
 
     async def unregistered(
         self, after: str, prefix: str, end: str | None, limit: int

@@ -50,6 +50,10 @@ class Jobs(Connections):
             for row in await self._fetch(QUERIES["list_jobs"], after, prefix, prefix_end, limit)
         ]
 
+    async def jobs_named(self, names: Sequence[str]) -> list[Job]:
+        """Those of `names` that are live jobs, in name order."""
+        return [_job(row) for row in await self._fetch(QUERIES["jobs_named"], list(names))]
+
     async def unregistered_jobs(
         self, after: str, prefix: str, end: str | None, limit: int
     ) -> list[str]:

@@ -131,23 +131,13 @@ class Monitoring(Connections):
             row["what"]: int(row["n"]) for row in await self._fetch(QUERIES["delivery_backlog"])
         }
 
-    async def monitored_leases(self, limit: int) -> list[tuple[LeaseView, float | None]]:
-        rows = await self._fetch(QUERIES["monitored_leases"], limit)
-        return [
-            (
-                LeaseView(
-                    name=row["name"],
-                    holder=row["holder"],
-                    generation=row["generation"],
-                    acquired_at=row["acquired_at"],
-                    expires_at=row["expires_at"],
-                    held=row["held"],
-                    expires_in_seconds=row["expires_in_seconds"],
-                ),
-                row["max_runtime_seconds"],
-            )
-            for row in rows
-        ]
+    async def monitored_leases(
+        self, limit: int, named: Sequence[str] = ()
+    ) -> list[tuple[LeaseView, float | None]]:
+        """Up to `limit` leases, held ones first, oldest holding first; and the `named` ones
+        besides."""
+        rows = await self._fetch(QUERIES["monitored_leases"], limit, list(named))
+        return [_monitored(row) for row in rows]
 
     async def lease_events(self, lease: str, before: int | None, limit: int) -> list[LeaseRecord]:
         rows = await self._fetch(QUERIES["lease_events"], lease, before, limit)
@@ -196,3 +186,17 @@ def _open_alert(row: Any) -> OpenAlert:
         generation=row["generation"],
     )
     return OpenAlert(alert, row["opened_at"])
+
+
+def _monitored(row: Any) -> tuple[LeaseView, float | None]:
+    """A lease as the monitor reads it, with the least max runtime of the jobs running under it."""
+    view = LeaseView(
+        name=row["name"],
+        holder=row["holder"],
+        generation=row["generation"],
+        acquired_at=row["acquired_at"],
+        expires_at=row["expires_at"],
+        held=row["held"],
+        expires_in_seconds=row["expires_in_seconds"],
+    )
+    return view, row["max_runtime_seconds"]

@@ -287,6 +287,8 @@ def monitor_config(settings: Settings) -> MonitorConfig:
         retention_seconds=settings.event_retention_seconds,
         retention_batch=settings.retention_batch_size,
         open_alerts_per_pass=settings.monitor_open_alerts_per_pass,
+        jobs_per_pass=settings.monitor_jobs_per_pass,
+        leases_per_pass=settings.monitor_leases_per_pass,
         webhooks=tuple(webhooks),
         retry=RetryPolicy(
             timeout_seconds=settings.webhook_timeout_seconds,

@@ -162,6 +162,19 @@ class Settings(BaseSettings):
         description="Open alerts the monitor judges per pass, a page in turn: with more open, "
         "each is judged (resolved) within ceil(open / this) + 1 passes.",
     )
+    monitor_jobs_per_pass: int = Field(
+        default=5000,
+        ge=1,
+        le=100000,
+        description="Jobs the monitor evaluates per pass, a page in name order in turn: with "
+        "more jobs, each is evaluated within ceil(jobs / this) + 1 passes.",
+    )
+    monitor_leases_per_pass: int = Field(
+        default=1000,
+        ge=1,
+        le=100000,
+        description="Held leases the monitor examines for stuck per pass, those held longest.",
+    )
     alert_webhook_urls: list[SecretStr] = Field(
         default_factory=list, description='Generic JSON webhooks, as a JSON list: ["https://…"].'
     )

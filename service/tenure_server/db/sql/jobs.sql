@@ -78,6 +78,16 @@ SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtim
  ORDER BY name
  LIMIT $4;
 
+-- name: jobs_named
+-- $1 names (text[]). A plain read of those that are live jobs, in name order, by primary key: the
+-- monitor reads the jobs of its open alerts beyond its page of jobs, so that it resolves an
+-- alert as deleted only on seeing its job gone.
+SELECT name, schedule, timezone, key_format, lease, deadline_seconds, max_runtime_seconds,
+       labels, created_at, updated_at, active_since
+  FROM jobs
+ WHERE name = ANY($1::text[]) AND deleted_at IS NULL
+ ORDER BY name;
+
 -- name: unregistered_jobs
 -- $1 after (cursor, '' for the start), $2 prefix ('' for all), $3 upper bound (exclusive) or NULL:
 -- the prefix's, or where a full page of registered jobs ends; $4 limit. Names of jobs that

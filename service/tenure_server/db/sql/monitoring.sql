@@ -175,11 +175,13 @@ UNION ALL
 SELECT 'open:' || kind, count(*) FROM alerts WHERE resolved_at IS NULL GROUP BY kind;
 
 -- name: monitored_leases
--- $1 limit. Leases, held ones first and oldest holding first (stuck candidates lead), then the
--- rest by name; with the smallest max_runtime_seconds of the live jobs running under each. A read.
--- Held leases come through leases_by_expiry_bin (migration 0006), the rest through the primary
--- key, read only as far as the limit leaves room: never the whole table, which keeps every name
--- ever used. now() is the statement's, so both parts split the leases at the same instant.
+-- $1 limit, $2 names (text[]). Leases, held ones first and oldest holding first (stuck candidates
+-- lead), then the rest by name; with the smallest max_runtime_seconds of the live jobs running
+-- under each. Besides, whatever the limit, the leases named by $2 (by primary key): the monitor's
+-- open stuck alerts' beyond those listed, so that it sees whether their generation is still
+-- held. A read. Held leases come through leases_by_expiry_bin (migration 0006), the rest through
+-- the primary key, read only as far as the limit leaves room: never the whole table, which keeps
+-- every name ever used. now() is the statement's, so all parts split the leases at one instant.
 WITH held AS (
     SELECT name, holder, generation, acquired_at, expires_at
       FROM leases
@@ -194,13 +196,19 @@ WITH held AS (
       WHERE expires_at <= now()
       ORDER BY name
       LIMIT greatest(0, $1 - (SELECT count(*) FROM held)))
+), chosen AS (
+    SELECT * FROM listed
+    UNION ALL
+    SELECT name, holder, generation, acquired_at, expires_at
+      FROM leases
+     WHERE name = ANY($2::text[]) AND name NOT IN (SELECT name FROM listed)
 )
 SELECT l.name, l.holder, l.generation, l.acquired_at, l.expires_at,
        l.expires_at > now() AS held,
        greatest(0, extract(epoch FROM l.expires_at - now()))::float8 AS expires_in_seconds,
        (SELECT min(j.max_runtime_seconds) FROM jobs AS j
          WHERE j.lease = l.name AND j.deleted_at IS NULL) AS max_runtime_seconds
-  FROM listed AS l
+  FROM chosen AS l
  ORDER BY l.expires_at > now() DESC,
           CASE WHEN l.expires_at > now() THEN l.acquired_at END,
           l.name;
