@@ -107,7 +107,8 @@ def server() -> Iterator[str]:
 async def guide_database(server: str) -> AsyncIterator[dict[str, str]]:
     """The guide's roles and database, created by its SQL and migrated as its migration role."""
     suffix = secrets.token_hex(4)
-    password = secrets.token_urlsafe(12)
+    # Hex: a urlsafe token may hold "--", which the statement splitter reads as a comment.
+    password = secrets.token_hex(12)
     database = f"tenure_{suffix}"
     setup, grants, bump = blocks("sql")
     urls = {
