@@ -111,10 +111,16 @@ def test_batch_verify_bodies_decode_as_the_model_decodes_them(text: str) -> None
     holds_to_model(VerifyManyRequest, decode_verify_many, text)
 
 
+# A batch renew with the holder given as JSON text.
+RENEW = '{"holder": %s, "ttl_seconds": 30, "leases": [{"name": "a", "generation": 1}]}'
+
+
 @EXAMPLES
 @given(renew_bodies.map(obj))
-@example('{"holder": "a", "ttl_seconds": 1e999, "leases": [{"name": "a", "generation": 1}]}')
-@example('{"holder": "a\\u0000", "ttl_seconds": 30, "leases": [{"name": "a", "generation": 1}]}')
+@example(RENEW.replace("30", "1e999") % '"a"')
+@example(RENEW % '"a\\u0000"')
+@example(RENEW % json.dumps("😀" * 200, ensure_ascii=False))  # 200 characters, 800 bytes
+@example(RENEW % json.dumps("😀" * 201, ensure_ascii=False))
 def test_batch_renew_bodies_decode_as_the_model_decodes_them(text: str) -> None:
     holds_to_model(RenewManyRequest, decode_renew_many, text)
 
