@@ -1,12 +1,13 @@
 """The batch routes' bodies as their actions read them, and the express lane's cheaper decoder of
 the common ones.
 
-pydantic builds a model per item of a batch (a batch verify's hundreds): validating a body cost
-its request about as much as all its other Python work on a verify (bench/README.md, step 27).
-msgspec decodes the same JSON into structs in C for a fraction of it, but its own pattern check
-runs Python's `re` once per string and costs more than pydantic's whole validation. So the
-structs here carry only the checks msgspec makes cheaply (types, bounds, lengths, no unknown
-field), and the names' pattern is checked once per body, over all its names joined.
+pydantic builds a model per item of a batch (a batch verify's hundreds): validating the body was
+12% of a worker's CPU under batch verify load, more than any part but asyncpg (bench/README.md,
+step 27). msgspec decodes the same JSON into structs in C for a fraction of that, but its own
+pattern check runs Python's `re` once per string and costs more than pydantic's whole
+validation. So the structs here carry only the checks msgspec makes cheaply (types, bounds,
+lengths, no unknown field), and the names' pattern is checked once per body, over all its names
+joined.
 
 The decoders only ever accept a body the route's pydantic model accepts, with the same values: a
 body they are unsure of is None, and the lane then validates it with the route's model, so every
