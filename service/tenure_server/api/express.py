@@ -6,8 +6,9 @@ FastAPI spends more CPU matching routes, resolving dependencies, parsing and re-
 an acquire spends in asyncpg and PostgreSQL together (bench/README.md). This layer reads the
 table FastAPI's hot routes are built from (api/hot_routes.py): it matches a path with the
 route's template compiled as Starlette compiles it, validates the path parameters with the
-route's own types and the body with its own pydantic model, and calls the route's action,
-rendering domain errors with the same `domain_problem`. Whatever it is not sure of — a path
+route's own types and the body with its own pydantic model (a batch body first with the route's
+cheaper decoder, which answers only for bodies the model accepts alike), and calls the route's
+action, rendering domain errors with the same `domain_problem`. Whatever it is not sure of — a path
 parameter or body the route refuses, another content type, a client gone before the body
 arrived — it hands to FastAPI untouched, with the body it read replayed, so every refusal is
 FastAPI's own answer."""
@@ -23,7 +24,7 @@ from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tenure_server.api.dependencies import context_of
-from tenure_server.api.hot_routes import BodyT, HotRoute
+from tenure_server.api.hot_routes import HotRoute
 from tenure_server.api.problems import domain_problem
 from tenure_server.domain.errors import TenureError
 
@@ -89,7 +90,7 @@ class Express:
         authorization, content_type = _headers(scope)
         messages: list[Message] = []
         body = await _read_body(receive, messages)
-        parsed = _parse(route.body, body, content_type)
+        parsed = _parse(route, body, content_type)
         if parsed is None:
             await self.app(scope, _replay(messages, receive), send)
             return
@@ -132,13 +133,20 @@ async def _read_body(receive: Receive, messages: list[Message]) -> bytes | None:
             return b"".join(chunks)
 
 
-def _parse(model: type[BodyT], body: bytes | None, content_type: bytes | None) -> BodyT | None:
-    """The body as `model`, where FastAPI would read it as JSON and accept it; else None."""
+def _parse(
+    route: HotRoute[Any, Any], body: bytes | None, content_type: bytes | None
+) -> object | None:
+    """The body as the route's action reads it, where FastAPI would read it as JSON and accept
+    it; else None."""
     # FastAPI reads a body as JSON without a Content-Type or with a JSON one; only the plain
     # spelling takes the lane, any other goes to FastAPI to decide.
     if not body or content_type not in (None, b"application/json"):
         return None
+    decoded: object | None = None if route.decode is None else route.decode(body)
+    if decoded is not None:
+        return decoded
     try:
-        return model.model_validate_json(body)
+        decoded = route.body.model_validate_json(body)
     except (ValidationError, TenureError):  # the models' validators raise InvalidInput
         return None
+    return decoded

@@ -8,12 +8,12 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive
 
+from tenure_server.api.batch_bodies import VerifyManyBody
 from tenure_server.api.dependencies import Context
 from tenure_server.api.paths import NoPath, ResourcePath
 from tenure_server.api.problems import problem_body
 from tenure_server.api.schemas import (
     FenceOut,
-    VerifyManyRequest,
     VerifyRequest,
     as_json,
     verifications_json,
@@ -32,9 +32,7 @@ async def verify(context: Context, path: ResourcePath, body: VerifyRequest, _: R
     return as_json(FenceOut.of(fence))
 
 
-async def verify_many(
-    context: Context, _: NoPath, body: VerifyManyRequest, __: Receive
-) -> Response:
+async def verify_many(context: Context, _: NoPath, body: VerifyManyBody, __: Receive) -> Response:
     """Verify many resources' fences in one statement (a job about to write to many resources
     checks its generation on all of them at once). Each is accepted, or refused with the problem
     a single verify would answer."""

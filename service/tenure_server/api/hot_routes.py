@@ -1,8 +1,9 @@
 """The hot routes, declared once. Each entry of `HOT_ROUTES` (method, path template, path
-parameters, body model, action) becomes a FastAPI route (`router`: the OpenAPI document, every
-refusal) and a lane of the express path (api/express.py), which compiles its matcher from the
-same template and validates the path parameters with the same types. Nothing is written twice,
-so the two cannot drift apart (they once did: window keys "." and "..").
+parameters, body model, action; a batch route's cheaper decoder) becomes a FastAPI route
+(`router`: the OpenAPI document, every refusal) and a lane of the express path (api/express.py),
+which compiles its matcher from the same template and validates the path parameters with the
+same types. Nothing is written twice, so the two cannot drift apart (they once did: window keys
+"." and "..").
 
 The action is the route's operation: its name and docstring become the operationId, summary and
 description, as a FastAPI route function's do."""
@@ -21,6 +22,12 @@ from starlette.routing import compile_path
 from starlette.types import Receive
 
 from tenure_server.api import fences, leases, windows
+from tenure_server.api.batch_bodies import (
+    RenewManyBody,
+    VerifyManyBody,
+    decode_renew_many,
+    decode_verify_many,
+)
 from tenure_server.api.dependencies import Context, ContextDep
 from tenure_server.api.paths import LeasePath, NoPath, ResourcePath, WindowPath
 from tenure_server.api.schemas import (
@@ -41,7 +48,9 @@ from tenure_server.api.schemas import (
 
 # The path parameters: a named tuple of strings (api/paths.py).
 PathT = TypeVar("PathT", bound=tuple[str, ...])
-BodyT = TypeVar("BodyT", bound=BaseModel)
+# The body as the action reads it: the route's pydantic model, or a protocol both it and the
+# lane's cheaper decoding of it implement (api/batch_bodies.py).
+BodyT = TypeVar("BodyT")
 
 # A hot route's work: the caller's context, the path parameters and the body in, the answer out.
 # It also gets the request's `receive`: an acquire that waits watches it for the client leaving.
@@ -52,7 +61,9 @@ Action = Callable[[Context, PathT, BodyT, Receive], Awaitable[Response]]
 class HotRoute(Generic[PathT, BodyT]):
     """One hot route. `parameters` is a named tuple (api/paths.py) whose fields are the path
     template's parameters, in order, typed as FastAPI validates them; `answers` is the model the
-    OpenAPI document shows for a success, `problems` its problem statuses beyond the usual."""
+    OpenAPI document shows for a success, `problems` its problem statuses beyond the usual.
+    `decode`, when given, is the lane's cheaper reading of a JSON body: the body, or None where
+    it is not sure that `body` would accept it alike (the lane then validates with `body`)."""
 
     method: str
     path: str
@@ -62,6 +73,7 @@ class HotRoute(Generic[PathT, BodyT]):
     answers: type[BaseModel]
     problems: tuple[int, ...]
     tag: str
+    decode: Callable[[bytes], BodyT | None] | None = None
     # Each path parameter's name and `Annotated` type, in the template's order.
     path_types: dict[str, Any] = field(init=False, repr=False, compare=False)
     # Those types as one tuple type, validated in one pass by its core validator: cheaper than
@@ -137,6 +149,32 @@ def router(routes: Iterable[HotRoute[Any, Any]]) -> APIRouter:
     return hot
 
 
+# The batch routes read their bodies through a protocol (api/batch_bodies.py) that the model
+# and the lane's cheaper decoding both implement: declared, since the model alone would be
+# inferred. (A subscripted HotRoute cannot be called: the dataclass has slots.)
+_RENEW_MANY: HotRoute[NoPath, RenewManyBody] = HotRoute(
+    "POST",
+    "/v1/leases/renew",
+    NoPath,
+    RenewManyRequest,
+    leases.renew_many,
+    RenewManyResult,
+    (401, 403),
+    "leases",
+    decode_renew_many,
+)
+_VERIFY_MANY: HotRoute[NoPath, VerifyManyBody] = HotRoute(
+    "POST",
+    "/v1/fences/verify",
+    NoPath,
+    VerifyManyRequest,
+    fences.verify_many,
+    VerifyManyResult,
+    (401, 403),
+    "fences",
+    decode_verify_many,
+)
+
 HOT_ROUTES = (
     HotRoute(
         "POST",
@@ -158,16 +196,7 @@ HOT_ROUTES = (
         (401, 403, 409),
         "leases",
     ),
-    HotRoute(
-        "POST",
-        "/v1/leases/renew",
-        NoPath,
-        RenewManyRequest,
-        leases.renew_many,
-        RenewManyResult,
-        (401, 403),
-        "leases",
-    ),
+    _RENEW_MANY,
     HotRoute(
         "POST",
         "/v1/leases/{name}/release",
@@ -188,16 +217,7 @@ HOT_ROUTES = (
         (401, 403, 409),
         "fences",
     ),
-    HotRoute(
-        "POST",
-        "/v1/fences/verify",
-        NoPath,
-        VerifyManyRequest,
-        fences.verify_many,
-        VerifyManyResult,
-        (401, 403),
-        "fences",
-    ),
+    _VERIFY_MANY,
     HotRoute(
         "POST",
         "/v1/jobs/{job}/windows/{window}/claim",

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from starlette.responses import Response
 from starlette.types import Receive
 
+from tenure_server.api.batch_bodies import RenewManyBody
 from tenure_server.api.dependencies import CallerDep, Context, LimitsDep, OperationsDep
 from tenure_server.api.paths import LeasePath, NoPath
 from tenure_server.api.schemas import (
@@ -17,7 +18,6 @@ from tenure_server.api.schemas import (
     LeaseOut,
     LeasePage,
     ReleaseRequest,
-    RenewManyRequest,
     RenewRequest,
     lease_json,
     problem_responses,
@@ -75,7 +75,7 @@ async def renew(context: Context, path: LeasePath, body: RenewRequest, _: Receiv
     return lease_json(lease)
 
 
-async def renew_many(context: Context, _: NoPath, body: RenewManyRequest, __: Receive) -> Response:
+async def renew_many(context: Context, _: NoPath, body: RenewManyBody, __: Receive) -> Response:
     """Renew many holdings of one holder in one statement (a process holding many leases renews
     them together). Each holding is renewed or reported lost exactly as a single renew would."""
     holdings = [(ref.name, ref.generation) for ref in body.leases]
