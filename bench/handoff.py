@@ -9,6 +9,12 @@ runs", has the figure).
 With `--workers 2` (as the full bench serves) the two connections land on one worker or on two,
 the kernel's choice for the whole run: a run measures either releases that wake their own
 worker's waiter, or wakes through PostgreSQL's NOTIFY.
+
+`--floor` also measures the database alone (`database_hand_offs`): the service's own release
+and acquire statements over an asyncpg pool, the waiter woken by its LISTEN connection, the same
+park before each release, and no HTTP. Two commits in sequence and the processes they wake are
+what any hand-off through a release and a new acquire costs; the service's figure above that is
+its own.
 """
 
 from __future__ import annotations
@@ -21,13 +27,24 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import asyncpg
 
 # The bench's own modules, and the repository's root for `tests.support`.
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from loadgen import Http
+from tests.support import postgres
 from tests.support.processes import tenure_service
+
+from tenure_server.db.leases import QUERIES
+from tenure_server.db.notifications import CHANNEL
+from tenure_server.db.pool import create_pool
+
+# The waiter is parked on the server this long before each release.
+PARK_SECONDS = 0.02
 
 
 async def hand_offs(url: str, rounds: int) -> list[float]:
@@ -46,7 +63,7 @@ async def hand_offs(url: str, rounds: int) -> list[float]:
             waiter = f"h{round_}"
             wanted = {"holder": waiter, "ttl_seconds": 60, "wait_seconds": 30}
             parked = asyncio.create_task(waiting.post(f"{lease}/acquire", wanted))
-            await asyncio.sleep(0.02)  # the waiter is parked on the server
+            await asyncio.sleep(PARK_SECONDS)  # the waiter is parked on the server
             released = {"holder": holder, "generation": generation, "grant": grant}
             sent = time.perf_counter()
             await holding.post(f"{lease}/release", released)
@@ -58,6 +75,47 @@ async def hand_offs(url: str, rounds: int) -> list[float]:
         await holding.close()
         await waiting.close()
     return latencies
+
+
+async def database_hand_offs(database_url: str, rounds: int) -> list[float]:
+    """The hand-off with no service: the statements a release and the woken waiter's acquire run
+    (release_lease, which notifies the awaited lease; acquire_lease), from the release's send to
+    the acquire's answer, the waiter woken by a LISTEN connection as the service's is."""
+    latencies: list[float] = []
+    name = f"floor-{uuid.uuid4().hex[:12]}"
+    pool = await create_pool(
+        database_url, min_size=2, max_size=2, statement_timeout_ms=10_000, lock_timeout_ms=5_000
+    )
+    listener = await asyncpg.connect(database_url)
+    woken = asyncio.Event()
+    await listener.add_listener(CHANNEL, lambda *_: woken.set())
+    try:
+        held = await pool.fetchrow(QUERIES["acquire_lease"], name, "h0", 60.0, None)
+        for round_ in range(1, rounds + 1):
+            await pool.execute(QUERIES["await_lease"], name, 30.0)
+            await asyncio.sleep(PARK_SECONDS)
+            woken.clear()
+            assert held is not None
+            released = (name, held["holder"], held["generation"], None, held["grant_id"])
+            sent = time.perf_counter()
+            release = asyncio.create_task(pool.fetchrow(QUERIES["release_lease"], *released))
+            await woken.wait()
+            held = await pool.fetchrow(QUERIES["acquire_lease"], name, f"h{round_}", 60.0, None)
+            latencies.append(time.perf_counter() - sent)
+            await release
+    finally:
+        await listener.close()
+        await pool.close()
+    return latencies
+
+
+def _summary(what: str, latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return (
+        f"{what}, {len(ordered)} rounds: median {statistics.median(ordered) * 1000:.2f} ms, "
+        f"p99 {p99 * 1000:.2f} ms, max {ordered[-1] * 1000:.2f} ms"
+    )
 
 
 def _granted(status: int, answer: bytes) -> tuple[int, str]:
@@ -75,21 +133,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--database-url")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--floor", action="store_true", help="also the database alone")
     arguments = parser.parse_args()
-    service = tenure_service(
-        "--workers",
-        str(arguments.workers),
-        database_url=arguments.database_url,
-        output=subprocess.DEVNULL,
-    )
-    with service as tenure:
-        latencies = sorted(asyncio.run(hand_offs(tenure.url, arguments.rounds)))
-    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    print(
-        f"hand-off release → waiter holds it, {len(latencies)} rounds: "
-        f"median {statistics.median(latencies) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms, "
-        f"max {latencies[-1] * 1000:.2f} ms"
-    )
+    with ExitStack() as stack:
+        # The floor's statements need the database's URL: the one given, or a server of our own.
+        url = arguments.database_url
+        if arguments.floor and not url:
+            url = stack.enter_context(postgres.server(None))
+        tenure = stack.enter_context(
+            tenure_service(
+                "--workers", str(arguments.workers), database_url=url, output=subprocess.DEVNULL
+            )
+        )
+        service = asyncio.run(hand_offs(tenure.url, arguments.rounds))
+        print(_summary("hand-off release → waiter holds it", service))
+        if url and arguments.floor:
+            floor = asyncio.run(database_hand_offs(url, arguments.rounds))
+            print(_summary("the database alone (no HTTP)", floor))
 
 
 if __name__ == "__main__":

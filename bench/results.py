@@ -69,6 +69,8 @@ class Results:
     failures: dict[tuple[str, str, int], str] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)  # workload -> why it was skipped
     handoff: list[float] = field(default_factory=list)
+    # The same hand-off by the database alone: its statements over asyncpg, no HTTP (the floor).
+    handoff_floor: list[float] = field(default_factory=list)
     takeover: list[float] = field(default_factory=list)
     takeover_ttl: float = 2.0
     idle: list[Idle] = field(default_factory=list)

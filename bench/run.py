@@ -214,6 +214,7 @@ def _warm_up(systems: Systems, seconds: int) -> None:
 def _scenarios(systems: Systems, results: Results, quick: bool, a: argparse.Namespace) -> None:
     log("hand-off latency …")
     results.handoff = scenarios.hand_offs(systems.tenure.url, 30 if quick else 200)
+    results.handoff_floor = scenarios.database_hand_offs(systems.database.url, 30 if quick else 200)
     log("takeover after SIGKILL …")
     results.takeover = scenarios.takeovers(systems.tenure.url, 1 if quick else 3, 2.0)
     leases = a.idle_leases or (1_000 if quick else 10_000)

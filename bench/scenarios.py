@@ -25,6 +25,10 @@ def hand_offs(url: str, rounds: int) -> list[float]:
     return asyncio.run(handoff.hand_offs(url, rounds))
 
 
+def database_hand_offs(database_url: str, rounds: int) -> list[float]:
+    return asyncio.run(handoff.database_hand_offs(database_url, rounds))
+
+
 def takeovers(url: str, rounds: int, ttl: float) -> list[float]:
     return asyncio.run(takeover.takeovers(url, rounds, ttl))
 
