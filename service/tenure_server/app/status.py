@@ -107,17 +107,25 @@ class StatusReader:
         return [Unregistered(name, facts.get(name, JobFacts())) for name in names]
 
     async def evaluate(
-        self, jobs: Sequence[Job], now: datetime, extra: Sequence[tuple[str, str]] = ()
+        self,
+        jobs: Sequence[Job],
+        now: datetime,
+        extra: Sequence[tuple[str, str]] = (),
+        *,
+        overdue: bool = False,
     ) -> list[Evaluated]:
         """Each job's status at `now`. `extra` names more (job, window) pairs to read, whose facts
-        come back in the job's `facts.windows` (the monitor's open alerts)."""
+        come back in the job's `facts.windows` (the monitor's open alerts); `overdue` reads each
+        job's overdue window there too, which only a missed alert is about (the monitor): a
+        status needs the current window alone, and an overdue one that exists is history, a
+        lookup that only a grown database pays."""
         if not jobs and not extra:
             return []
         expectations = expect_each(jobs, now)
         named = [
             (name, key)
             for name, expected in expectations.items()
-            for key in {expected.window, expected.overdue_window}
+            for key in ({expected.window, expected.overdue_window} if overdue else {expected.window})
         ]
         facts = await self._jobs.window_facts(list(expectations), [*named, *extra])
         return [

@@ -78,11 +78,11 @@ class Jobs(Connections):
         for row in rows:
             facts = WindowFacts(window_of(row), bool(row["lease_held"]))
             job = row["job"]
-            if row["role"] == "completed":
+            if row["last_completed"]:
                 completed[job] = facts.window
-            elif row["role"] == "started":
+            if row["last_started"]:
                 started[job] = facts
-            else:
+            if row["named"]:
                 windows.setdefault(job, {})[row["window_key"]] = facts
         return {
             job: JobFacts(windows.get(job, {}), completed.get(job), started.get(job))

@@ -103,7 +103,8 @@ class WindowFacts:
 class JobFacts:
     """What the database says about a job's runs."""
 
-    # Windows by key: at least those of the expected and overdue occurrences, when they exist.
+    # Windows by key, when they exist: the expected occurrence's, the overdue one's when read for
+    # alerts (`job_alerts`), and any other named.
     windows: Mapping[str, WindowFacts] = field(default_factory=dict)
     last_completed: Window | None = None
     last_started: WindowFacts | None = None
