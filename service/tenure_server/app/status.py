@@ -35,6 +35,8 @@ MAX_JOBS = 5000
 OPEN_ALERTS_LIMIT = 1000
 # Unregistered jobs the overview lists: beyond this many, register them or read GET /v1/jobs.
 MAX_UNREGISTERED = 500
+# The facts of a job that has no window; shared (nothing changes a JobFacts).
+NO_FACTS = JobFacts()
 # Distinct schedules whose expectations are remembered; beyond, all are forgotten at once.
 KNOWN_SPECS = 4 * MAX_JOBS
 
@@ -133,7 +135,7 @@ class StatusReader:
         before `end` (exclusive; None: no bound but the prefix)."""
         names = await self._jobs.unregistered_jobs(after, prefix, end, limit)
         facts = await self._jobs.window_facts(names, []) if names else {}
-        return [Unregistered(name, facts.get(name, JobFacts())) for name in names]
+        return [Unregistered(name, facts.get(name, NO_FACTS)) for name in names]
 
     async def evaluate(
         self,
@@ -156,12 +158,7 @@ class StatusReader:
             named |= {(name, expected.overdue_window) for name, expected in expectations.items()}
         facts = await self._jobs.window_facts(list(expectations), [*named, *extra])
         return [
-            Evaluated(
-                job,
-                expectations[job.name],
-                facts.get(job.name, JobFacts()),
-                job_status(job, expectations[job.name], facts.get(job.name, JobFacts()), now),
-            )
+            _evaluated(job, expectations[job.name], facts.get(job.name, NO_FACTS), now)
             for job in jobs
         ]
 
@@ -196,6 +193,10 @@ class StatusReader:
 
     async def _evaluate_all(self, now: datetime) -> list[Evaluated]:
         return await self.evaluate(await self.all_jobs(), now)
+
+
+def _evaluated(job: Job, expectation: Expectation, facts: JobFacts, now: datetime) -> Evaluated:
+    return Evaluated(job, expectation, facts, job_status(job, expectation, facts, now))
 
 
 async def _none(kind: type[T]) -> list[T]:
