@@ -103,7 +103,9 @@ def spec_key(spec: JobSpec) -> SpecKey:
 
 @dataclass(frozen=True, slots=True)
 class WindowFacts:
-    """A window, and whether the holding that claimed it still holds its lease."""
+    """A window, and whether the holding that claimed it still holds its lease: asked only of a
+    window not completed (false for a completed one, which is neither running nor interrupted
+    whoever holds the lease)."""
 
     window: Window
     lease_held: bool
