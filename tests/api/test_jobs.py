@@ -96,6 +96,26 @@ async def test_list_pages_through_jobs_in_name_order(api: httpx.AsyncClient) -> 
     assert all(item["status"]["status"] == "new" for item in first["items"])
 
 
+async def test_a_listed_job_shows_its_latest_definition(api: httpx.AsyncClient) -> None:
+    """Listed jobs are remembered by their rows' values: a job listed, changed, deleted and
+    registered again is listed as it is each time, never as it was."""
+
+    async def listed() -> list[tuple[str, str, dict[str, str]]]:
+        items = (await api.get("/v1/jobs", params={"unregistered": "false"})).json()["items"]
+        return [(item["name"], item["schedule"], item["labels"]) for item in items]
+
+    await put(api, "j", DAILY)
+    assert await listed() == [("j", "5 0 * * *", {})]
+    await put(api, "j", {**DAILY, "labels": {"team": "a"}})
+    assert await listed() == [("j", "5 0 * * *", {"team": "a"})]
+    await put(api, "j", {**DAILY, "schedule": "0 1 * * *", "labels": {"team": "a"}})
+    assert await listed() == [("j", "0 1 * * *", {"team": "a"})]
+    assert (await api.delete("/v1/jobs/j")).status_code == 204
+    assert await listed() == []
+    await put(api, "j", DAILY)
+    assert await listed() == [("j", "5 0 * * *", {})]
+
+
 async def test_status_follows_a_run_of_the_current_window(api: httpx.AsyncClient) -> None:
     """Claiming the current window makes the job `running`; completing it makes it `ok`, with
     the last completed window and its duration."""

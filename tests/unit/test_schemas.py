@@ -44,7 +44,7 @@ from tenure_server.domain.status import (
     JobFacts,
     LeaseView,
     WindowFacts,
-    expect_each,
+    expect,
     job_status,
     lease_age,
 )
@@ -187,14 +187,14 @@ def _window(job: str, key: str, started: datetime, completed: datetime | None) -
 
 
 def _evaluated(job: Job, facts: JobFacts) -> Evaluated:
-    expected = expect_each([job], OVERVIEW_AT)[job.name]
+    expected = expect(job, OVERVIEW_AT)
     return Evaluated(job, expected, facts, job_status(job, expected, facts, OVERVIEW_AT))
 
 
 def _overview() -> Overview:
     hour_ago = OVERVIEW_AT - timedelta(hours=1)
     completed = _job("done", "America/New_York", None, hour_ago)
-    key = expect_each([completed], OVERVIEW_AT)["done"].window
+    key = expect(completed, OVERVIEW_AT).window
     done = _window("done", key, hour_ago, hour_ago + timedelta(seconds=3))
     running = WindowFacts(_window("run", "2026-01-15T12:30", hour_ago, None), lease_held=True)
     died = WindowFacts(_window("died", "2026-01-15T12:30", hour_ago, None), lease_held=False)

@@ -244,7 +244,7 @@ class Monitor:
         beyond = {job for job, _ in job_windows} - {job.name for job in jobs}
         if beyond:
             jobs = [*jobs, *await self._reader.jobs_named(sorted(beyond))]
-        return await self._reader.evaluate(jobs, now, job_windows), current
+        return await self._reader.evaluate(jobs, now, job_windows, overdue=True), current
 
     async def _with_alerted_leases(
         self, leases: list[tuple[LeaseView, float | None]], current: Sequence[OpenAlert]

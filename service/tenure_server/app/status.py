@@ -18,10 +18,13 @@ from tenure_server.domain.status import (
     JobFacts,
     JobStatus,
     LeaseAge,
-    expect_each,
+    Span,
+    SpecKey,
+    expect_span,
     interrupted_window,
     job_status,
     lease_age,
+    spec_key,
 )
 
 T = TypeVar("T")
@@ -32,6 +35,10 @@ MAX_JOBS = 5000
 OPEN_ALERTS_LIMIT = 1000
 # Unregistered jobs the overview lists: beyond this many, register them or read GET /v1/jobs.
 MAX_UNREGISTERED = 500
+# The facts of a job that has no window; shared (nothing changes a JobFacts).
+NO_FACTS = JobFacts()
+# Distinct schedules whose expectations are remembered; beyond, all are forgotten at once.
+KNOWN_SPECS = 4 * MAX_JOBS
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +74,35 @@ class Overview:
     unregistered: list[Unregistered] = field(default_factory=list)
 
 
+class Expectations:
+    """Each job's expectation, its cron arithmetic done once per distinct schedule (`spec_key`)
+    and reused while it holds (`Span`): the overviews, pages and monitor passes until the next
+    occurrence (or the next deadline passed) pay a lookup per job, not the arithmetic, however
+    many schedules the jobs have. The spans are pure answers of `expect_span`: remembering one
+    changes no status."""
+
+    def __init__(self) -> None:
+        self._known: dict[SpecKey, Span] = {}
+
+    def each(self, jobs: Sequence[Job], now: datetime) -> dict[str, Expectation]:
+        found: dict[str, Expectation] = {}
+        for job in jobs:
+            key = spec_key(job.spec)
+            span = self._known.get(key)
+            if span is None or not span.holds_at(now):
+                if len(self._known) >= KNOWN_SPECS:
+                    self._known.clear()
+                span = self._known[key] = expect_span(job.spec, now)
+            found[job.name] = span.expectation
+        return found
+
+
 class StatusReader:
     def __init__(self, repository: HealthStore, jobs: JobStore, monitoring: HistoryStore) -> None:
         self._repository = repository
         self._jobs = jobs
         self._monitoring = monitoring
+        self._expectations = Expectations()
 
     async def now(self) -> datetime:
         return await self._repository.database_now()
@@ -104,29 +135,30 @@ class StatusReader:
         before `end` (exclusive; None: no bound but the prefix)."""
         names = await self._jobs.unregistered_jobs(after, prefix, end, limit)
         facts = await self._jobs.window_facts(names, []) if names else {}
-        return [Unregistered(name, facts.get(name, JobFacts())) for name in names]
+        return [Unregistered(name, facts.get(name, NO_FACTS)) for name in names]
 
     async def evaluate(
-        self, jobs: Sequence[Job], now: datetime, extra: Sequence[tuple[str, str]] = ()
+        self,
+        jobs: Sequence[Job],
+        now: datetime,
+        extra: Sequence[tuple[str, str]] = (),
+        *,
+        overdue: bool = False,
     ) -> list[Evaluated]:
         """Each job's status at `now`. `extra` names more (job, window) pairs to read, whose facts
-        come back in the job's `facts.windows` (the monitor's open alerts)."""
+        come back in the job's `facts.windows` (the monitor's open alerts); `overdue` reads each
+        job's overdue window there too, which only a missed alert is about (the monitor): a
+        status needs the current window alone, and an overdue one that exists is history, a
+        lookup that only a grown database pays."""
         if not jobs and not extra:
             return []
-        expectations = expect_each(jobs, now)
-        named = [
-            (name, key)
-            for name, expected in expectations.items()
-            for key in {expected.window, expected.overdue_window}
-        ]
+        expectations = self._expectations.each(jobs, now)
+        named = {(name, expected.window) for name, expected in expectations.items()}
+        if overdue:
+            named |= {(name, expected.overdue_window) for name, expected in expectations.items()}
         facts = await self._jobs.window_facts(list(expectations), [*named, *extra])
         return [
-            Evaluated(
-                job,
-                expectations[job.name],
-                facts.get(job.name, JobFacts()),
-                job_status(job, expectations[job.name], facts.get(job.name, JobFacts()), now),
-            )
+            _evaluated(job, expectations[job.name], facts.get(job.name, NO_FACTS), now)
             for job in jobs
         ]
 
@@ -161,6 +193,10 @@ class StatusReader:
 
     async def _evaluate_all(self, now: datetime) -> list[Evaluated]:
         return await self.evaluate(await self.all_jobs(), now)
+
+
+def _evaluated(job: Job, expectation: Expectation, facts: JobFacts, now: datetime) -> Evaluated:
+    return Evaluated(job, expectation, facts, job_status(job, expectation, facts, now))
 
 
 async def _none(kind: type[T]) -> list[T]:

@@ -17,6 +17,8 @@ from tenure_server.domain.status import JobFacts, WindowFacts
 from tenure_server.domain.windows import Window
 
 QUERIES = load("jobs.sql")
+# Rows of list_jobs whose jobs are remembered; beyond, all are forgotten at once.
+KNOWN_JOB_ROWS = 10_000
 
 
 class Jobs(Connections):
@@ -45,10 +47,8 @@ class Jobs(Connections):
     async def list_jobs(
         self, after: str, prefix: str, prefix_end: str | None, limit: int
     ) -> list[Job]:
-        return [
-            _job(row)
-            for row in await self._fetch(QUERIES["list_jobs"], after, prefix, prefix_end, limit)
-        ]
+        rows = await self._fetch(QUERIES["list_jobs"], after, prefix, prefix_end, limit)
+        return [_LISTED.job(row) for row in rows]
 
     async def jobs_named(self, names: Sequence[str]) -> list[Job]:
         """Those of `names` that are live jobs, in name order."""
@@ -78,11 +78,11 @@ class Jobs(Connections):
         for row in rows:
             facts = WindowFacts(window_of(row), bool(row["lease_held"]))
             job = row["job"]
-            if row["role"] == "completed":
+            if row["last_completed"]:
                 completed[job] = facts.window
-            elif row["role"] == "started":
+            if row["last_started"]:
                 started[job] = facts
-            else:
+            if row["named"]:
                 windows.setdefault(job, {})[row["window_key"]] = facts
         return {
             job: JobFacts(windows.get(job, {}), completed.get(job), started.get(job))
@@ -106,6 +106,30 @@ class Jobs(Connections):
             )
             for row in rows
         ]
+
+
+class _JobRows:
+    """Jobs decoded from list_jobs' rows, remembered by the row's values: every write to a job
+    changes its row (updated_at moves), so a row seen before is that job as decoded then. The
+    overview, /metrics and each monitor pass list every job again, and decoding one (its labels'
+    JSON, two frozen dataclasses) cost more than fetching it; a lookup costs a tenth of that.
+    One statement's rows only: the key is the values in its column order."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[object, ...], Job] = {}
+
+    def job(self, row: Record) -> Job:
+        key = tuple(row)
+        found = self._known.get(key)
+        if found is None:
+            if len(self._known) >= KNOWN_JOB_ROWS:
+                self._known.clear()
+            found = self._known[key] = _job(row)
+        return found
+
+
+# Shared by every repository of the process, as a decoded row is the same job whatever asked.
+_LISTED = _JobRows()
 
 
 def _job(row: Record) -> Job:

@@ -14,13 +14,13 @@ Python, which would get the repeated hour of a daylight-saving fall-back day wro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from tenure import schedule
-from tenure_server.domain.jobs import Job
+from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.windows import Window
 
 JobState = Literal["new", "ok", "running", "late", "missed", "overrunning"]
@@ -47,16 +47,36 @@ class Expectation:
     overdue_window: str
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """An expectation and the instants it holds for: from `since` up to (not including) `until`,
+    in UTC, the current and the overdue occurrences do not move, so neither does any field."""
+
+    expectation: Expectation
+    since: datetime
+    until: datetime
+
+    def holds_at(self, now: datetime) -> bool:
+        return self.since <= _utc(now) < self.until
+
+
 def expect(job: Job, now: datetime) -> Expectation:
     """The current occurrence of `job` at `now`, its window key and deadline, and the rest."""
-    spec = job.spec
+    return expect_span(job.spec, now).expectation
+
+
+def expect_span(spec: JobSpec, now: datetime) -> Span:
+    """`expect` at `now` of a job with `spec`, and the span of instants it holds for: the
+    current occurrence's bracket, narrowed to where `now - deadline` keeps its overdue one."""
     occurrence = schedule.scheduled_occurrence(spec.schedule, spec.timezone, now)
     following = schedule.next_occurrence(spec.schedule, spec.timezone, now)
     previous = schedule.scheduled_occurrence(spec.schedule, spec.timezone, _utc(occurrence) - _TICK)
     interval = min(_utc(following) - _utc(occurrence), _utc(occurrence) - _utc(previous))
     deadline = timedelta(seconds=spec.deadline_seconds)
-    overdue = schedule.scheduled_occurrence(spec.schedule, spec.timezone, _utc(now) - deadline)
-    return Expectation(
+    overdue_at = _utc(now) - deadline
+    overdue = schedule.scheduled_occurrence(spec.schedule, spec.timezone, overdue_at)
+    after_overdue = schedule.next_occurrence(spec.schedule, spec.timezone, overdue_at)
+    expectation = Expectation(
         occurrence=occurrence,
         window=schedule.window_key(occurrence, spec.key),
         deadline=_utc(occurrence) + deadline,
@@ -65,27 +85,27 @@ def expect(job: Job, now: datetime) -> Expectation:
         overdue_occurrence=overdue,
         overdue_window=schedule.window_key(overdue, spec.key),
     )
+    return Span(
+        expectation,
+        since=max(_utc(occurrence), _utc(overdue) + deadline),
+        until=min(_utc(following), _utc(after_overdue) + deadline),
+    )
 
 
-def expect_each(jobs: Iterable[Job], now: datetime) -> dict[str, Expectation]:
-    """`expect` for each job by name, computed once per distinct schedule: an expectation depends
-    on the schedule, zone, key format and deadline only, and jobs commonly share them (the cron
-    arithmetic was most of a status's cost: bench/README.md, "How the cost grows with use")."""
-    shared: dict[tuple[str, str, str, float], Expectation] = {}
-    found: dict[str, Expectation] = {}
-    for job in jobs:
-        spec = job.spec
-        key = (spec.schedule, spec.timezone, spec.key, spec.deadline_seconds)
-        expectation = shared.get(key)
-        if expectation is None:
-            expectation = shared[key] = expect(job, now)
-        found[job.name] = expectation
-    return found
+SpecKey = tuple[str, str, str, float]
+
+
+def spec_key(spec: JobSpec) -> SpecKey:
+    """What an expectation depends on: the schedule, zone, key format and deadline (jobs
+    commonly share them)."""
+    return (spec.schedule, spec.timezone, spec.key, spec.deadline_seconds)
 
 
 @dataclass(frozen=True, slots=True)
 class WindowFacts:
-    """A window, and whether the holding that claimed it still holds its lease."""
+    """A window, and whether the holding that claimed it still holds its lease: asked only of a
+    window not completed (false for a completed one, which is neither running nor interrupted
+    whoever holds the lease)."""
 
     window: Window
     lease_held: bool
@@ -103,7 +123,8 @@ class WindowFacts:
 class JobFacts:
     """What the database says about a job's runs."""
 
-    # Windows by key: at least those of the expected and overdue occurrences, when they exist.
+    # Windows by key, when they exist: the expected occurrence's, the overdue one's when read for
+    # alerts (`job_alerts`), and any other named.
     windows: Mapping[str, WindowFacts] = field(default_factory=dict)
     last_completed: Window | None = None
     last_started: WindowFacts | None = None

@@ -117,12 +117,29 @@ SELECT job FROM walk WHERE unregistered ORDER BY job;
 -- name: window_facts
 -- $1 jobs (text[]), $2 and $3 (job, window key) pairs as two text[] of one length.
 -- A read, one snapshot: for each job its latest completed and latest started window (index
--- scans, LIMIT 1), and the windows named by the pairs; each with whether the holding that claimed
--- it still holds its lease by the database clock (lease_held: tenure_window_claim_v1, migration
--- 0016, inlined as one primary-key lookup per window whatever the table holds), and whether it
--- is interrupted (tenure_window_interrupted_v3 of lease_held, migration 0015: inlined, and the
--- lease looked up once).
-WITH picked AS (
+-- scans, LIMIT 1), and the windows named by the pairs (a named window that is its job's latest
+-- started is that row, not looked up again: the current window usually is); each window once,
+-- with the roles it was picked for, as a job's latest started window is commonly its latest
+-- completed and the one named too. In one snapshot the rows picked for one window are equal in
+-- every column, so grouping by all of them makes one group per window. For a window not
+-- completed, whether the holding that claimed it still holds its lease by the database clock
+-- (lease_held: tenure_window_claim_v1, migration 0016, inlined as one primary-key lookup per
+-- window whatever the table holds); a completed window is neither running nor interrupted
+-- whoever holds its lease, so its lease is not looked up (lease_held false). And whether it is
+-- interrupted (tenure_window_interrupted_v3 of lease_held, migration 0015: inlined). Computed
+-- in the grouping query, which PostgreSQL does not flatten: one lookup per window.
+-- Each lookup a job makes descends an index of every window (and of every lease name) to a
+-- page of its own: what a grown database pays per job, so they are as few as the answer allows.
+WITH started AS (
+    SELECT w.*
+      FROM unnest($1::text[]) AS j(job)
+     CROSS JOIN LATERAL (
+        SELECT * FROM job_windows WHERE job = j.job ORDER BY started_at DESC LIMIT 1) AS w
+), named AS (
+    SELECT k.job, k.window_key, s.job IS NOT NULL AS started
+      FROM unnest($2::text[], $3::text[]) AS k(job, window_key)
+      LEFT JOIN started AS s ON s.job = k.job AND s.window_key = k.window_key
+), picked AS (
     SELECT 'completed' AS role, w.*
       FROM unnest($1::text[]) AS j(job)
      CROSS JOIN LATERAL (
@@ -130,22 +147,33 @@ WITH picked AS (
          WHERE job = j.job AND completed_at IS NOT NULL
          ORDER BY completed_at DESC LIMIT 1) AS w
     UNION ALL
-    SELECT 'started' AS role, w.*
-      FROM unnest($1::text[]) AS j(job)
-     CROSS JOIN LATERAL (
-        SELECT * FROM job_windows WHERE job = j.job ORDER BY started_at DESC LIMIT 1) AS w
+    SELECT 'started', * FROM started
     UNION ALL
-    SELECT 'named' AS role, w.*
-      FROM unnest($2::text[], $3::text[]) AS k(job, window_key)
-      JOIN job_windows AS w ON w.job = k.job AND w.window_key = k.window_key
+    SELECT 'named', s.*
+      FROM named AS n
+      JOIN started AS s ON s.job = n.job AND s.window_key = n.window_key
+    UNION ALL
+    SELECT 'named', w.*
+      FROM named AS n
+      JOIN job_windows AS w ON w.job = n.job AND w.window_key = n.window_key
+     WHERE NOT n.started
+), shown AS (
+    SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at,
+           bool_or(role = 'completed') AS last_completed,
+           bool_or(role = 'started') AS last_started,
+           bool_or(role = 'named') AS named,
+           CASE WHEN completed_at IS NULL THEN
+               (SELECT claim.held
+                  FROM tenure_window_claim_v1(lease, holder, generation, now()) AS claim)
+           END AS held
+      FROM picked
+     GROUP BY job, window_key, lease, holder, generation, attempts, started_at, completed_at
 )
-SELECT p.role, p.job, p.window_key, p.lease, p.holder, p.generation, p.attempts, p.started_at,
-       p.completed_at,
-       coalesce(claim.held, false) AS lease_held,
-       tenure_window_interrupted_v3(p.completed_at, claim.held) AS interrupted
-  FROM picked AS p
-  LEFT JOIN LATERAL tenure_window_claim_v1(p.lease, p.holder, p.generation, now()) AS claim
-         ON true;
+SELECT job, window_key, lease, holder, generation, attempts, started_at, completed_at,
+       last_completed, last_started, named,
+       coalesce(held, false) AS lease_held,
+       tenure_window_interrupted_v3(completed_at, held) AS interrupted
+  FROM shown;
 
 -- name: job_events
 -- $1 job, $2 before (an event id) or NULL, $3 limit. Newest first; keyset pagination on the
