@@ -63,7 +63,7 @@ def test_remembered_expectations_are_the_ones_computed_afresh(
 ) -> None:
     """The reader's memory, asked at one instant and then later, answers as `expect` does."""
     subject = job(cron, zone, "occurrence", deadline)
-    remembered = Expectations()
+    remembered = Expectations(known_specs=100)
     for instant in (now, now + timedelta(hours=hours), now + timedelta(minutes=hours)):
         found = remembered.each([subject], instant)["job"]
         assert exactly(found) == exactly(expect(subject, instant))

@@ -10,9 +10,6 @@ from tenure_server.app.ports import HistoryStore
 from tenure_server.app.status import Overview, StatusReader
 from tenure_server.domain.history import LeaseRecord
 
-# Leases the state gauges of /metrics are read from (the overview's default shows fewer).
-GAUGED_LEASES = 1000
-
 
 class History:
     def __init__(
@@ -34,7 +31,7 @@ class History:
         return await asyncio.gather(
             self._statuses.overview(
                 stuck_after=self._stuck_after,
-                lease_limit=GAUGED_LEASES,
+                lease_limit=self._statuses.limits.gauged_leases,
                 event_limit=0,
                 alert_limit=0,
             ),

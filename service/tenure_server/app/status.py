@@ -31,14 +31,25 @@ T = TypeVar("T")
 
 # Pages read when every job is needed (monitor, overview, metrics): bounded, not unbounded.
 JOB_PAGE = 500
-MAX_JOBS = 5000
-OPEN_ALERTS_LIMIT = 1000
-# Unregistered jobs the overview lists: beyond this many, register them or read GET /v1/jobs.
-MAX_UNREGISTERED = 500
 # The facts of a job that has no window; shared (nothing changes a JobFacts).
 NO_FACTS = JobFacts()
-# Distinct schedules whose expectations are remembered; beyond, all are forgotten at once.
-KNOWN_SPECS = 4 * MAX_JOBS
+# Distinct schedules whose expectations are remembered, per job the overview reads; beyond, all
+# are forgotten at once.
+KNOWN_SPECS_PER_JOB = 4
+
+
+@dataclass(frozen=True, slots=True)
+class OverviewLimits:
+    """How much an overview reads (GET /v1/overview, /ui, and the /metrics state gauges, which
+    read `gauged_leases` leases and no alerts or events): each a bound, so that one costs the
+    same however much lies beyond it. TENURE_OVERVIEW_* (server/settings.py)."""
+
+    jobs: int = 5000  # live jobs evaluated, in name order
+    open_alerts: int = 1000  # the oldest open alerts
+    unregistered: int = 500  # beyond, register them or read GET /v1/jobs
+    leases: int = 100  # held leases, longest held first
+    events: int = 30  # the latest notable events
+    gauged_leases: int = 1000  # the leases /metrics' state gauges are read from
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +92,9 @@ class Expectations:
     many schedules the jobs have. The spans are pure answers of `expect_span`: remembering one
     changes no status."""
 
-    def __init__(self) -> None:
+    def __init__(self, known_specs: int) -> None:
         self._known: dict[SpecKey, Span] = {}
+        self._known_specs = known_specs
 
     def each(self, jobs: Sequence[Job], now: datetime) -> dict[str, Expectation]:
         found: dict[str, Expectation] = {}
@@ -90,7 +102,7 @@ class Expectations:
             key = spec_key(job.spec)
             span = self._known.get(key)
             if span is None or not span.holds_at(now):
-                if len(self._known) >= KNOWN_SPECS:
+                if len(self._known) >= self._known_specs:
                     self._known.clear()
                 span = self._known[key] = expect_span(job.spec, now)
             found[job.name] = span.expectation
@@ -98,18 +110,25 @@ class Expectations:
 
 
 class StatusReader:
-    def __init__(self, repository: HealthStore, jobs: JobStore, monitoring: HistoryStore) -> None:
+    def __init__(
+        self,
+        repository: HealthStore,
+        jobs: JobStore,
+        monitoring: HistoryStore,
+        limits: OverviewLimits = OverviewLimits(),
+    ) -> None:
         self._repository = repository
         self._jobs = jobs
         self._monitoring = monitoring
-        self._expectations = Expectations()
+        self.limits = limits
+        self._expectations = Expectations(KNOWN_SPECS_PER_JOB * limits.jobs)
 
     async def now(self) -> datetime:
         return await self._repository.database_now()
 
     async def all_jobs(self) -> list[Job]:
-        """Every live job, in name order (at most MAX_JOBS)."""
-        return await self.jobs_after("", MAX_JOBS)
+        """Every live job, in name order (at most `limits.jobs`)."""
+        return await self.jobs_after("", self.limits.jobs)
 
     async def jobs_after(self, after: str, limit: int) -> list[Job]:
         """Up to `limit` live jobs in name order after `after` ('': from the first), read
@@ -173,21 +192,26 @@ class StatusReader:
         self,
         *,
         stuck_after: float,
-        lease_limit: int = 100,
-        event_limit: int = 30,
-        alert_limit: int = OPEN_ALERTS_LIMIT,
+        lease_limit: int | None = None,
+        event_limit: int | None = None,
+        alert_limit: int | None = None,
     ) -> Overview:
-        """Jobs, held leases, open alerts and notable events; a limit of 0 reads none (the
-        /metrics gauges need neither alerts nor events). The five reads do not depend on one
-        another: they run at once, each on a pooled connection of its own, so that the
-        overview waits for the slowest, not for their sum."""
+        """Jobs, held leases, open alerts and notable events, each read up to its limit (None:
+        `limits`'); a limit of 0 reads none (the /metrics gauges need neither alerts nor
+        events). The five reads do not depend on one another: they run at once, each on a
+        pooled connection of its own, so that the overview waits for the slowest, not for their
+        sum."""
+        limits = self.limits
+        lease_limit = limits.leases if lease_limit is None else lease_limit
+        event_limit = limits.events if event_limit is None else event_limit
+        alert_limit = limits.open_alerts if alert_limit is None else alert_limit
         now = await self.now()
         jobs, leases, alerts, events, unregistered = await asyncio.gather(
             self._evaluate_all(now),
             self.lease_ages(stuck_after, lease_limit),
             self._monitoring.open_alerts(alert_limit) if alert_limit else _none(OpenAlert),
             self._monitoring.recent_events(event_limit) if event_limit else _none(NotableEvent),
-            self.unregistered("", "", None, MAX_UNREGISTERED),
+            self.unregistered("", "", None, limits.unregistered),
         )
         return Overview(now, jobs, leases, alerts, events, unregistered)
 

@@ -198,7 +198,7 @@ def create_app(settings: Settings, tracing: Tracing | None = None) -> FastAPI:
                 LockWaits(settings.lock_waits, settings.lock_wait_patience_seconds),
                 settings.max_early_tolerance_seconds,
             )
-            statuses = StatusReader(repository, repository, repository)
+            statuses = StatusReader(repository, repository, repository, settings.overview_limits)
             services = Services(
                 operations=operations,
                 limits=settings.limits,

@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tenure_server.app.lock_waits import DEFAULT_LOCK_WAITS
+from tenure_server.app.status import OverviewLimits
 from tenure_server.db.connecting import DEFAULT_CONNECT_TIMEOUT_SECONDS
 from tenure_server.db.migrate import (
     DEFAULT_MIGRATION_LOCK_ATTEMPTS,
@@ -175,6 +176,32 @@ class Settings(BaseSettings):
         le=100000,
         description="Held leases the monitor examines for stuck per pass, those held longest.",
     )
+    # What one overview reads (GET /v1/overview, /ui, the /metrics state gauges): bounds, so a
+    # read costs the same however much lies beyond them (app/status.py, OverviewLimits).
+    overview_jobs: int = Field(
+        default=5000,
+        ge=1,
+        le=100000,
+        description="Live jobs an overview evaluates, in name order (GET /v1/jobs pages them all).",
+    )
+    overview_open_alerts: int = Field(
+        default=1000, ge=1, le=100000, description="Open alerts an overview lists, the oldest."
+    )
+    overview_unregistered: int = Field(
+        default=500, ge=1, le=100000, description="Unregistered jobs an overview lists."
+    )
+    overview_leases: int = Field(
+        default=100, ge=1, le=100000, description="Held leases an overview lists, held longest."
+    )
+    overview_events: int = Field(
+        default=30, ge=1, le=10000, description="Recent notable events an overview lists."
+    )
+    metrics_leases: int = Field(
+        default=1000,
+        ge=1,
+        le=100000,
+        description="Held leases the /metrics state gauges are read from, held longest.",
+    )
     alert_webhook_urls: list[SecretStr] = Field(
         default_factory=list, description='Generic JSON webhooks, as a JSON list: ["https://…"].'
     )
@@ -291,6 +318,17 @@ class Settings(BaseSettings):
     def lock_wait_patience_seconds(self) -> float | None:
         """How long a renewal of a locked row waits for a place: the lock timeout (0: none)."""
         return self.lock_timeout_ms / 1000 if self.lock_timeout_ms > 0 else None
+
+    @property
+    def overview_limits(self) -> OverviewLimits:
+        return OverviewLimits(
+            jobs=self.overview_jobs,
+            open_alerts=self.overview_open_alerts,
+            unregistered=self.overview_unregistered,
+            leases=self.overview_leases,
+            events=self.overview_events,
+            gauged_leases=self.metrics_leases,
+        )
 
     @property
     def limits(self) -> Limits:
