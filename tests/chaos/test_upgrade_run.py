@@ -1,7 +1,12 @@
-"""The CI short run of a rolling upgrade: two replicas of the previous release (chaos/
+"""The short run of a rolling upgrade: two replicas of the previous release (chaos/
 previous_release), the current migrations applied while they serve, each replaced by a current
 replica, then each rolled back to the previous release on the migrated schema, under the workload
-and faults F1, F3 and F6. Zero violations, and no replica logged a schema error."""
+and faults F1, F3 and F6. Zero violations, and no replica logged a schema error.
+
+A minute long, it is a `chaos_long` run (`scripts/test -m chaos_long`, tests/README.md). The
+default run keeps the upgrade's quicker representatives: the previous release as a process on the
+current schema (test_schema_refusals.py), the previous release's statements during a migration
+(tests/integration/test_grown_migration.py) and the plan of steps (test_upgrade_steps.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from chaos.upgrade import steps
 
 from tests.chaos.harness import run_harness
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.chaos_long]
 
 DURATION = 40.0
 OVERRUN = 45.0
