@@ -126,9 +126,13 @@ async def test_concurrent_batch_verifies_share_statements_and_each_get_their_own
     assert (await release(api, first.json())).status_code == 200
     await api.post("/v1/leases/job/acquire", json={"holder": "b", "ttl_seconds": 30})
     resources = [f"store-{index}" for index in range(20)]
+    # Alternately from each half: two samples of one half overlap, two of different halves never
+    # do, so sharing is certain (eight of all twenty left two samples disjoint about one run in
+    # twenty: every request then took a statement of its own).
+    halves = (resources[:10], resources[10:])
     wanted = [
         [Verify(resource, "job", random.choice((1, 2, 7))) for resource in sample]
-        for sample in (random.sample(resources, 8) for _ in range(40))
+        for sample in (random.sample(halves[index % 2], 8) for index in range(40))
     ]
     pool = await create_pool(
         database_url, min_size=1, max_size=8, statement_timeout_ms=5000, lock_timeout_ms=4000
