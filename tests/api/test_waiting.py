@@ -1,5 +1,6 @@
 """Acquire with wait_seconds: woken by a release at once, or at the holder's expiry; 409 at the
-deadline; no pooled connection held while waiting; releases notify only awaited leases."""
+deadline; no pooled connection held while waiting; releases notify only awaited leases; a release
+hands the lease to a waiter of its own process in one commit."""
 
 from __future__ import annotations
 
@@ -51,10 +52,12 @@ async def test_a_waiter_parks_in_three_statements(
     api: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A refused waiter marks the lease awaited before its refusal is explained, then waits: no
-    second acquire and explanation after the mark (the real statements, only recorded)."""
+    second acquire and explanation after the mark. The release hands it the lease: the waiter
+    sends no statement of its own (the real statements, only recorded)."""
     lease = await held(api, "close-day", "a", ttl=60)
     run: list[str] = []
-    for statement in ("acquire_lease", "await_lease", "explain_holding"):
+    recorded = ("acquire_lease", "await_lease", "explain_holding", "release_handing_over")
+    for statement in recorded:
         monkeypatch.setattr(Leases, statement, _recorded(run, getattr(Leases, statement)))
     waiter = asyncio.create_task(wait_for(api, "b", 30))
     await asyncio.sleep(0.3)
@@ -62,7 +65,77 @@ async def test_a_waiter_parks_in_three_statements(
     assert (await release(api, lease)).status_code == 200
     assert (await waiter).json()["generation"] == 2
     assert parked == ["acquire_lease", "await_lease", "explain_holding"]
-    assert run[len(parked) :] == ["acquire_lease"]
+    assert run[len(parked) :] == ["release_handing_over"]
+
+
+async def test_a_release_hands_the_lease_to_a_waiter_in_one_commit(
+    api: httpx.AsyncClient, connection: asyncpg.Connection[asyncpg.Record]
+) -> None:
+    """A waiter of the releasing process is handed the lease by the release's own transaction:
+    the release and the new holding (generation + 1) are one commit, so a hand-off waits for one
+    WAL flush, not two, and nobody can take the lease between them."""
+    lease = await held(api, "close-day", "a", ttl=60)
+    waiter = asyncio.create_task(wait_for(api, "b", 30))
+    await asyncio.sleep(0.3)
+    assert (await release(api, lease)).status_code == 200
+    taken = (await waiter).json()
+    assert (taken["holder"], taken["generation"]) == ("b", 2)
+    events = await connection.fetch(
+        "SELECT kind, holder, generation, xmin::text AS xid FROM lease_events"
+        " WHERE lease = 'close-day' ORDER BY id"
+    )
+    kinds = [(event["kind"], event["holder"], event["generation"]) for event in events]
+    assert kinds == [("acquired", "a", 1), ("released", "a", 1), ("acquired", "b", 2)]
+    assert events[1]["xid"] == events[2]["xid"] != events[0]["xid"]
+    # The grant is the new holding's own: it renews and releases as any acquire's.
+    renewed = await api.post(
+        "/v1/leases/close-day/renew",
+        json={"holder": "b", "generation": 2, "ttl_seconds": 60},
+    )
+    assert renewed.status_code == 200, renewed.text
+    assert (await release(api, renewed.json())).status_code == 200
+
+
+async def test_a_refused_release_hands_nothing_over(api: httpx.AsyncClient) -> None:
+    """A release naming a past generation is refused and the waiter keeps waiting; the holder's
+    own release then hands it the lease."""
+    lease = await held(api, "close-day", "a", ttl=60)
+    waiter = asyncio.create_task(wait_for(api, "b", 30))
+    await asyncio.sleep(0.3)
+    stale = await release(api, {**lease, "generation": lease["generation"] + 1})
+    assert stale.status_code == 409, stale.text
+    await asyncio.sleep(0.3)
+    assert not waiter.done()
+    assert (await release(api, lease)).status_code == 200
+    taken = (await waiter).json()
+    assert (taken["holder"], taken["generation"]) == ("b", 2)
+
+
+async def test_each_release_hands_the_lease_to_exactly_one_waiter(api: httpx.AsyncClient) -> None:
+    """Six waiters, each releasing as soon as it holds: every waiter holds the lease once, one
+    after another, with generations 2 to 7 and never two at a time (some releases hand over,
+    some find every waiter between tries and leave them to race)."""
+    lease = await held(api, "close-day", "a", ttl=60)
+    holding: list[str] = []
+    order: list[tuple[str, int]] = []
+
+    async def wait_then_release(holder: str) -> None:
+        response = await wait_for(api, holder, 30)
+        assert response.status_code == 200, response.text
+        taken = response.json()
+        assert holding == [], f"{holder} holds the lease with {holding}"
+        holding.append(holder)
+        order.append((holder, taken["generation"]))
+        await asyncio.sleep(random.uniform(0, 0.02))
+        holding.remove(holder)
+        assert (await release(api, taken)).status_code == 200
+
+    waiters = [asyncio.create_task(wait_then_release(f"w{i}")) for i in range(6)]
+    await asyncio.sleep(0.3)
+    assert (await release(api, lease)).status_code == 200
+    await asyncio.gather(*waiters)
+    assert sorted(holder for holder, _ in order) == [f"w{i}" for i in range(6)]
+    assert [generation for _, generation in order] == list(range(2, 8))
 
 
 def _recorded(run: list[str], method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:

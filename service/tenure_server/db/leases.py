@@ -72,6 +72,29 @@ class Leases(Connections):
         arguments = (name, holder, generation, principal, grant)
         return _lease(await self._fetchrow(QUERIES["release_lease"], *arguments))
 
+    async def release_handing_over(
+        self, release: Release, waiter: Acquire
+    ) -> tuple[Lease | None, Acquired | None]:
+        """release_lease, then acquire_lease for a waiter, as one transaction: a hand-off costs
+        one commit (one WAL flush), not the release's and then the waiter's. The release's row
+        lock is held to the commit, so nobody takes the lease between the two; the acquire
+        decides, on the released row, as it would alone. Not released: no acquire is sent."""
+        async with self._connection() as connection, connection.transaction():
+            row = await connection.fetchrow(
+                QUERIES["release_lease"],
+                release.name,
+                release.holder,
+                release.generation,
+                release.principal,
+                release.grant,
+            )
+            if row is None:
+                return None, None
+            acquired = await connection.fetchrow(
+                QUERIES["acquire_lease"], waiter.name, waiter.holder, waiter.ttl, waiter.principal
+            )
+            return read_lease(row), None if acquired is None else read_acquired(acquired)
+
     async def release_coalesced(self, releases: list[Release]) -> dict[str, Lease]:
         """Releases of distinct names that arrived together, in one statement: the leases it
         released, by name. A name it left out was refused or its row was locked."""

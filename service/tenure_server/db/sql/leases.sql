@@ -1,7 +1,11 @@
 -- The statements of leases (tenure_server/db/leases.py). Each runs alone, as an autocommit
 -- transaction at READ COMMITTED (the pool pins that level): inside one statement now() is the
--- statement's start. A statement that answers leases selects a column for each field of
--- domain/leases.py's Lease, named as the field: the repository reads those rows by column name.
+-- statement's start; save a hand-off (release_handing_over in db/leases.py): release_lease and
+-- then a waiter's acquire_lease in one transaction, one commit, the released row locked until it.
+-- There now() is the transaction's start, which the release stamps, and the acquire, deciding by
+-- clock_timestamp(), finds the holding ended. A statement that answers leases selects a column
+-- for each field of domain/leases.py's Lease, named as the field: the repository reads those rows
+-- by column name.
 --
 -- Whether an acquire, renew or release may change a lease, and what the lease becomes, is decided
 -- by the functions of migrations 0008, 0009 and 0014 (tenure_may_acquire_v2, tenure_acquired_v3,
