@@ -4,11 +4,14 @@ The requests go over loadgen.py's lean keep-alive connections, as the throughput
 over wrk's: httpx spends more CPU per request than the service does (bench/README.md, "What
 runs", has the figure).
 
-    .venv/bin/python bench/handoff.py [--rounds 300] [--workers 1] [--database-url URL]
+    .venv/bin/python bench/handoff.py [--rounds 300] [--workers 1] [--across] [--floor]
+        [--database-url URL]
 
-With `--workers 2` (as the full bench serves) the two connections land on one worker or on two,
-the kernel's choice for the whole run: a run measures either releases that wake their own
-worker's waiter, or wakes through PostgreSQL's NOTIFY.
+With `--workers 2` the two connections land on one worker or on two, the kernel's choice for the
+whole run: a run measures either releases that hand the lease to their own process's waiter (one
+commit), or wakes through PostgreSQL's NOTIFY and the waiter's own acquire (two). `--across`
+measures the second case for sure: a second `tenure serve` on the same database, one connection
+to each (the full bench measures both cases so: bench/scenarios.py).
 
 `--floor` also measures the database alone (`database_hand_offs`): the service's own release
 and acquire statements over an asyncpg pool, the waiter woken by its LISTEN connection, the same
@@ -47,12 +50,13 @@ from tenure_server.db.pool import create_pool
 PARK_SECONDS = 0.02
 
 
-async def hand_offs(url: str, rounds: int) -> list[float]:
+async def hand_offs(url: str, rounds: int, other: str | None = None) -> list[float]:
+    """Hand-offs between two connections to `url`, or one to `url` and one to `other` (another
+    replica on the same database), the two taking turns to hold and to wait."""
     latencies: list[float] = []
     # A name of its own: a database given by URL may hold an earlier run's baton.
     lease = f"/v1/leases/baton-{uuid.uuid4().hex[:12]}"
-    parts = urlsplit(url)
-    holding, waiting = [await Http.open(parts.hostname or "", parts.port or 80) for _ in "hw"]
+    holding, waiting = [await _connect(one) for one in (url, other or url)]
     try:
         holder = "h0"
         status, answer = await holding.post(
@@ -109,6 +113,11 @@ async def database_hand_offs(database_url: str, rounds: int) -> list[float]:
     return latencies
 
 
+async def _connect(url: str) -> Http:
+    parts = urlsplit(url)
+    return await Http.open(parts.hostname or "", parts.port or 80)
+
+
 def _summary(what: str, latencies: list[float]) -> str:
     ordered = sorted(latencies)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -134,19 +143,26 @@ def main() -> None:
     parser.add_argument("--database-url")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--floor", action="store_true", help="also the database alone")
+    parser.add_argument("--across", action="store_true", help="also across two replicas")
     arguments = parser.parse_args()
     with ExitStack() as stack:
-        # The floor's statements need the database's URL: the one given, or a server of our own.
+        # A second replica and the floor need the database's URL: the one given, or our own.
         url = arguments.database_url
-        if arguments.floor and not url:
+        if (arguments.floor or arguments.across) and not url:
             url = stack.enter_context(postgres.server(None))
-        tenure = stack.enter_context(
-            tenure_service(
-                "--workers", str(arguments.workers), database_url=url, output=subprocess.DEVNULL
+        replicas = [
+            stack.enter_context(
+                tenure_service(
+                    "--workers", str(arguments.workers), database_url=url, output=subprocess.DEVNULL
+                )
             )
-        )
-        service = asyncio.run(hand_offs(tenure.url, arguments.rounds))
+            for _ in range(2 if arguments.across else 1)
+        ]
+        service = asyncio.run(hand_offs(replicas[0].url, arguments.rounds))
         print(_summary("hand-off release → waiter holds it", service))
+        if arguments.across:
+            across = asyncio.run(hand_offs(replicas[0].url, arguments.rounds, replicas[1].url))
+            print(_summary("the same across two replicas", across))
         if url and arguments.floor:
             floor = asyncio.run(database_hand_offs(url, arguments.rounds))
             print(_summary("the database alone (no HTTP)", floor))

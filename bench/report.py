@@ -98,7 +98,15 @@ def _latencies(seconds: list[float]) -> str:
 def scenarios(r: Results) -> list[str]:
     lines = []
     if r.handoff:
-        lines.append(f"- Hand-off (release → the parked waiter holds it), {_latencies(r.handoff)}.")
+        lines.append(
+            "- Hand-off (release → the parked waiter holds it) within one service process "
+            f"(`tenure serve --workers 1`), {_latencies(r.handoff)}."
+        )
+    if r.handoff_across:
+        lines.append(
+            "- The same hand-off across two replicas (a second `tenure serve --workers 1` on the "
+            f"same database; the waiter woken by NOTIFY), {_latencies(r.handoff_across)}."
+        )
     if r.handoff_floor:
         lines.append(
             "- The same hand-off by the database alone (the service's release and acquire "

@@ -68,7 +68,9 @@ class Results:
     cells: dict[tuple[str, str, int], list[Measurement]] = field(default_factory=dict)
     failures: dict[tuple[str, str, int], str] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)  # workload -> why it was skipped
+    # Hand-offs within one service process (one worker), and across two replicas (one each).
     handoff: list[float] = field(default_factory=list)
+    handoff_across: list[float] = field(default_factory=list)
     # The same hand-off by the database alone: its statements over asyncpg, no HTTP (the floor).
     handoff_floor: list[float] = field(default_factory=list)
     takeover: list[float] = field(default_factory=list)

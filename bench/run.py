@@ -151,10 +151,15 @@ def _machine(facts: dict[str, str], embedded: bool) -> list[str]:
     ]
 
 
+def _overrides(arguments: argparse.Namespace) -> dict[str, str]:
+    """The Tenure services' settings given by --tenure-env."""
+    return dict(item.split("=", 1) for item in arguments.tenure_env)
+
+
 @contextmanager
 def servers(database: Database, arguments: argparse.Namespace) -> Iterator[Systems]:
     """The Tenure service and the naive app, both with 2 workers, on free loopback ports."""
-    overrides = dict(item.split("=", 1) for item in arguments.tenure_env)
+    overrides = _overrides(arguments)
     with ExitStack() as stack:
         # Request logs cost the servers what they cost in production, not the disk: discarded.
         output = (
@@ -213,8 +218,10 @@ def _warm_up(systems: Systems, seconds: int) -> None:
 
 def _scenarios(systems: Systems, results: Results, quick: bool, a: argparse.Namespace) -> None:
     log("hand-off latency …")
-    results.handoff = scenarios.hand_offs(systems.tenure.url, 30 if quick else 200)
-    results.handoff_floor = scenarios.database_hand_offs(systems.database.url, 30 if quick else 200)
+    env = dict(os.environ, TENURE_DATABASE_URL=systems.database.url, **_overrides(a))
+    rounds = 30 if quick else 200
+    results.handoff, results.handoff_across = scenarios.hand_offs(env, rounds)
+    results.handoff_floor = scenarios.database_hand_offs(systems.database.url, rounds)
     log("takeover after SIGKILL …")
     results.takeover = scenarios.takeovers(systems.tenure.url, 1 if quick else 3, 2.0)
     leases = a.idle_leases or (1_000 if quick else 10_000)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
+from contextlib import AbstractContextManager, ExitStack
 
 import handoff
 import takeover
@@ -13,7 +14,7 @@ from cpu import CpuMeter
 from database import prefill
 from results import Idle
 from runners import GRACE_SECONDS, HERE, PYTHON
-from tests.support.processes import Server
+from tests.support.processes import Server, free_port, running, tenure_command
 from workloads import Measurement
 
 RENEW_EVERY_SECONDS = 30.0
@@ -21,8 +22,20 @@ IDLE_CONNECTIONS = 8
 IDLE_WARM_SECONDS = 3.0
 
 
-def hand_offs(url: str, rounds: int) -> list[float]:
-    return asyncio.run(handoff.hand_offs(url, rounds))
+def hand_offs(env: dict[str, str], rounds: int) -> tuple[list[float], list[float]]:
+    """Hand-offs within one service process, then across two replicas: two `tenure serve` of one
+    worker each, with `env`. (Between the workers of one service the kernel places the two
+    connections as it likes, and a run would measure one case or the other.)"""
+    with ExitStack() as stack:
+        one, two = (stack.enter_context(_replica(env)) for _ in range(2))
+        within = asyncio.run(handoff.hand_offs(one.url, rounds))
+        across = asyncio.run(handoff.hand_offs(one.url, rounds, two.url))
+    return within, across
+
+
+def _replica(env: dict[str, str]) -> AbstractContextManager[Server]:
+    port = free_port()
+    return running(tenure_command(port, "--workers", "1"), port, env=env, output=subprocess.DEVNULL)
 
 
 def database_hand_offs(database_url: str, rounds: int) -> list[float]:
