@@ -16,11 +16,11 @@ from tenure_server.app.coalescing import NO_COALESCING, Coalescing, batcher, fir
 from tenure_server.app.decisions import decide
 from tenure_server.app.lock_waits import LockWaits
 from tenure_server.app.ports import LeaseStore, Releases
+from tenure_server.app.waiting import Parked, Waiters
 from tenure_server.db.notifications import FALLBACK_POLL_SECONDS
 from tenure_server.domain.errors import (
     LeaseHeld,
     RequestAbandoned,
-    ShuttingDown,
     StorageUnavailable,
     TenureError,
 )
@@ -48,17 +48,6 @@ class _Turns:
     waiting: asyncio.Future[Acquired | None] | None = None
 
 
-@dataclass(slots=True, eq=False)
-class _Parked:
-    """A waiting acquire between its refusal and its next try: what it asks for, and the
-    outcome of the release that hands it the lease (`handed`, set when one takes it)."""
-
-    wanted: Acquire
-    woken: asyncio.Event
-    abandoned: asyncio.Event | None
-    handed: asyncio.Future[Acquired | None] | None = None
-
-
 def _arguments(acquire: Acquire) -> tuple[str, str, float, str | None]:
     return acquire.name, acquire.holder, acquire.ttl, acquire.principal
 
@@ -81,8 +70,8 @@ class Leases:
         self._lock_waits = lock_waits or LockWaits()
         # Acquires being decided alone: for identical ones to share the next statement.
         self._deciding: dict[Acquire, _Turns] = {}
-        # Waiting acquires of this process, by name, in the order they parked.
-        self._parked: dict[str, list[_Parked]] = {}
+        # Waiting acquires of this process: a release here hands the lease to the first.
+        self._waiters = Waiters()
         self._acquires = batcher(coalescing, self._acquire_batch, self._decide_alone)
         # No `alone` for renews: deciding one alone (renew_leases of one) cost twice the CPU and
         # latency of a coalesced batch of one at one connection (bench/README.md, step 23).
@@ -131,15 +120,11 @@ class Leases:
                     pause = min(remaining, held.retry_after_seconds + EXPIRY_SLACK_SECONDS)
                     if not self._notifications.listening:
                         pause = min(pause, FALLBACK_POLL_SECONDS)
-                    parked = _Parked(Acquire(name, holder, ttl, principal), released, abandoned)
-                    handed = await self._park(parked, pause)
+                    parked = Parked(Acquire(name, holder, ttl, principal), released, abandoned)
+                    handed = await self._waiters.park(parked, pause, self._draining)
                     if handed is None:
-                        if abandoned is not None and abandoned.is_set():
-                            raise RequestAbandoned(name) from None
-                        if self._draining.is_set():
-                            raise ShuttingDown() from None
                         continue
-                    lease, began = handed
+                    lease, began = self._announced(handed)
                 if abandoned is not None and abandoned.is_set():
                     # Withdraw only a holding this request began, and only while its grant is the
                     # latest: the same holder may hold it through another request (a retry,
@@ -150,58 +135,6 @@ class Leases:
                         )
                     raise RequestAbandoned(name)
                 return lease
-
-    async def _park(self, parked: _Parked, pause: float) -> tuple[Lease, bool] | None:
-        """Wait up to `pause` for a release, the caller leaving or shutdown. A release in this
-        process may hand the lease over in its own transaction (`_hand_over`): then the lease
-        and whether the hand-over began the holding; None when the waiter is to try again."""
-        queue = self._parked.setdefault(parked.wanted.name, [])
-        queue.append(parked)
-        try:
-            await _first_of(pause, parked.woken, parked.abandoned, self._draining)
-        finally:
-            if parked.handed is None:  # not taken by a release: leave the queue
-                queue.remove(parked)
-                if not queue and self._parked.get(parked.wanted.name) is queue:
-                    del self._parked[parked.wanted.name]
-        if parked.handed is None:
-            return None
-        # Taken by a release: its statement is sent and answers soon; the waiter does not try
-        # meanwhile, or its own acquire would race the hand-over's grant.
-        outcome = await asyncio.shield(parked.handed)
-        if outcome is None:
-            return None
-        lease, event = outcome
-        if event is not None:
-            self._sink.record(event)
-        return lease, event is not None
-
-    def _next_parked(self, name: str) -> _Parked | None:
-        """The first waiter of this process for `name` whose caller is still there, taken out of
-        the queue for a release to hand the lease to."""
-        queue = self._parked.get(name, [])
-        for index, parked in enumerate(queue):
-            if parked.abandoned is None or not parked.abandoned.is_set():
-                del queue[index]
-                if not queue:
-                    del self._parked[name]
-                parked.handed = asyncio.get_running_loop().create_future()
-                return parked
-        return None  # a waiter that left takes itself out of the queue as it wakes
-
-    async def _hand_over(self, release: Release, parked: _Parked) -> Lease | None:
-        """Release, and acquire for `parked` in the same transaction. The waiter is told the
-        outcome however it ends (None: refused or failed; it then tries on its own, and an
-        acquire it sends after a commit that did happen finds it holds the lease)."""
-        assert parked.handed is not None
-        outcome: Acquired | None = None
-        try:
-            lease, outcome = await self._lease_store.release_handing_over(release, parked.wanted)
-        finally:
-            if not parked.handed.done():
-                parked.handed.set_result(outcome)
-            parked.woken.set()
-        return lease
 
     def drain(self) -> None:
         """The process is shutting down: waiting acquires answer now instead of holding it up."""
@@ -242,7 +175,11 @@ class Leases:
             facts = await self._lease_store.explain_holding(name, holder, None, principal)
             return acquire_refusal(name, facts)
 
-        lease, event = await decide("acquire", statement, explain)
+        return self._announced(await decide("acquire", statement, explain))
+
+    def _announced(self, acquired: Acquired) -> tuple[Lease, bool]:
+        """The lease, and whether a new holding began (its event is then recorded)."""
+        lease, event = acquired
         if event is not None:
             self._sink.record(event)
         return lease, event is not None
@@ -405,9 +342,10 @@ class Leases:
         wanted = Release(name, holder, generation, principal, grant)
 
         async def statement(attempt: int) -> Lease | None:
-            parked = self._next_parked(name) if attempt == 0 else None
+            parked = self._waiters.take(name) if attempt == 0 else None
             if parked is not None:  # a waiter here: it takes the lease in the same commit
-                lease = await self._hand_over(wanted, parked)
+                hand_over = partial(self._lease_store.release_handing_over, wanted)
+                lease = await self._waiters.hand_over(parked, hand_over)
             elif attempt == 0 and self._releases is not None:
                 lease = await self._releases.submit(wanted)  # shared, or else decided alone
             else:
@@ -457,13 +395,3 @@ class Leases:
             after, prefix, prefix_upper_bound(prefix), limit + 1
         )
         return page(rows, limit, lambda lease: lease.name)
-
-
-async def _first_of(seconds: float, *events: asyncio.Event | None) -> None:
-    """Return when any event is set or after `seconds`."""
-    waits = [asyncio.ensure_future(event.wait()) for event in events if event is not None]
-    try:
-        await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiting in waits:
-            waiting.cancel()

@@ -17,6 +17,8 @@ from tenure_server.domain.leases import HoldingFacts, Lease
 from tenure_server.domain.requests import Acquire, Acquired, ForceReleased, Release, Renew
 
 QUERIES = load("leases.sql")
+# The methods that run several of the statements in one transaction, and which, in order.
+TRANSACTIONS = {"release_handing_over": ("release_lease", "acquire_lease")}
 
 
 class Leases(Connections):
