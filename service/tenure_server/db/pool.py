@@ -55,7 +55,9 @@ async def create_pool(
 ) -> asyncpg.Pool[Record]:
     """One pool per process. Lease statements rely on READ COMMITTED (a losing acquire gets no row
     instead of a serialization failure), so the level is pinned here whatever the database
-    default says; timeouts keep a slow database from holding requests forever. The server
+    default says; timeouts keep a slow database from holding requests forever, and a frozen
+    process (SIGSTOP, a VM paused) from holding a transaction's row locks for longer than
+    statement_timeout between its statements. The server
     enforces statement_timeout; a database that does not answer at all (frozen, partitioned
     away) cannot, so the client gives up a little later on its own.
 
@@ -80,6 +82,9 @@ async def create_pool(
             "default_transaction_isolation": "read committed",
             "statement_timeout": str(statement_timeout_ms),
             "lock_timeout": str(lock_timeout_ms),
+            # A transaction of the pool (a hand-off's release and acquire) left open by a
+            # frozen process would hold its lease row: ended like a statement that long.
+            "idle_in_transaction_session_timeout": str(statement_timeout_ms),
             "jit": "off",
             "random_page_cost": "1.1",
         },
