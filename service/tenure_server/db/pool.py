@@ -57,9 +57,9 @@ async def create_pool(
     instead of a serialization failure), so the level is pinned here whatever the database
     default says; timeouts keep a slow database from holding requests forever, and a frozen
     process (SIGSTOP, a VM paused) from holding a transaction's row locks for longer than
-    statement_timeout between its statements. The server
-    enforces statement_timeout; a database that does not answer at all (frozen, partitioned
-    away) cannot, so the client gives up a little later on its own.
+    statement_timeout between its statements. The server enforces statement_timeout; a database
+    that does not answer at all (frozen, partitioned away) cannot, so the client gives up a
+    little later on its own.
 
     Pooled connections hold no session state (migrations and LISTEN have their own), so the
     reset on release is only asyncpg's rollback of an open transaction, not its default
