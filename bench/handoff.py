@@ -87,9 +87,10 @@ async def database_hand_offs(database_url: str, rounds: int) -> list[float]:
     the acquire's answer, the waiter woken by a LISTEN connection as the service's is."""
     latencies: list[float] = []
     name = f"floor-{uuid.uuid4().hex[:12]}"
-    pool = await create_pool(
+    service_pool = await create_pool(
         database_url, min_size=2, max_size=2, statement_timeout_ms=10_000, lock_timeout_ms=5_000
     )
+    pool = service_pool.asyncpg  # asyncpg's pool with the service's session settings
     listener = await asyncpg.connect(database_url)
     woken = asyncio.Event()
     await listener.add_listener(CHANNEL, lambda *_: woken.set())
@@ -109,7 +110,7 @@ async def database_hand_offs(database_url: str, rounds: int) -> list[float]:
             await release
     finally:
         await listener.close()
-        await pool.close()
+        await service_pool.close()
     return latencies
 
 

@@ -1,6 +1,7 @@
 """The service's pool: the session settings its statements rely on, a reset on release that
-keeps them while still ending whatever transaction a caller left open, and a transaction left
-idle (its process frozen) ended by the database."""
+keeps them while still ending whatever transaction a caller left open, a transaction left
+idle (its process frozen) ended by the database, and the connections kept at hand between
+statements: only those that ended cleanly, never one the server ended, at most `min_size`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,107 @@ import time
 
 import asyncpg
 
+from tenure_server.db.connections import Connections, Pool
 from tenure_server.db.pool import create_pool
+
+
+async def _backend(connections: Connections) -> int:
+    async with connections.connection() as connection:
+        pid: int = await connection.fetchval("SELECT pg_backend_pid()")
+    return pid
+
+
+async def _pool(database_url: str, min_size: int = 2, max_size: int = 4) -> Pool:
+    return await create_pool(
+        database_url,
+        min_size=min_size,
+        max_size=max_size,
+        statement_timeout_ms=4000,
+        lock_timeout_ms=3000,
+    )
+
+
+async def test_a_connection_whose_statement_ended_cleanly_serves_the_next_and_counts_idle(
+    database_url: str,
+) -> None:
+    """Statements one after another run on one connection, kept out of asyncpg's pool between
+    them; after statements at once, at most min_size are kept, and every connection not running
+    a statement counts as idle."""
+    pool = await _pool(database_url)
+    connections = Connections(pool, acquire_timeout=5)
+    try:
+        first = await _backend(connections)
+        assert [await _backend(connections) for _ in range(5)] == [first] * 5
+        assert pool.get_idle_size() == pool.get_size()
+
+        async def sleeping() -> None:
+            async with connections.connection() as connection:
+                await connection.execute("SELECT pg_sleep(0.2)")
+
+        await asyncio.gather(*(sleeping() for _ in range(4)))
+        assert pool.get_size() == 4
+        assert pool.get_idle_size() == 4
+        assert pool.asyncpg.get_idle_size() == 2  # two kept, two back in asyncpg's pool
+    finally:
+        await asyncio.wait_for(pool.close(), 10)
+
+
+async def test_a_connection_left_in_a_transaction_goes_back_to_the_pool_and_is_rolled_back(
+    database_url: str,
+) -> None:
+    """A caller that leaves a transaction open does not leave it to the next statement: the
+    connection goes back to the pool, which rolls it back (its SET LOCAL undone)."""
+    pool = await _pool(database_url, min_size=1, max_size=1)
+    connections = Connections(pool, acquire_timeout=5)
+    try:
+        async with connections.connection() as connection:
+            await connection.execute("BEGIN")
+            await connection.execute("SET LOCAL statement_timeout = 1")
+        async with connections.connection() as connection:
+            assert not connection.is_in_transaction()
+            assert await connection.fetchval("SHOW statement_timeout") == "4s"
+    finally:
+        await asyncio.wait_for(pool.close(), 10)
+
+
+async def test_a_kept_connection_the_server_ended_is_not_handed_out(database_url: str) -> None:
+    """A kept connection whose backend was terminated (a database restart, an administrator)
+    is dropped when next taken: the statement runs on a new connection instead of failing."""
+    pool = await _pool(database_url, min_size=1, max_size=2)
+    connections = Connections(pool, acquire_timeout=5)
+    other = await asyncpg.connect(database_url)
+    try:
+        ended = await _backend(connections)
+        assert await other.fetchval("SELECT pg_terminate_backend($1)", ended)
+        await asyncio.sleep(0.3)  # the socket's close reaches the client
+        replaced = await _backend(connections)
+        assert replaced != ended
+        assert await _backend(connections) == replaced
+    finally:
+        await other.close()
+        await asyncio.wait_for(pool.close(), 10)
+
+
+async def test_a_cancelled_statement_leaves_nothing_running_for_the_next(database_url: str) -> None:
+    """A statement cancelled mid-way (its caller gone) is not kept: the pool waits out the
+    cancellation, so the next statement neither waits for the old one nor gets its answer."""
+    pool = await _pool(database_url, min_size=1, max_size=1)
+    connections = Connections(pool, acquire_timeout=5)
+    try:
+
+        async def long() -> None:
+            async with connections.connection() as connection:
+                await connection.execute("SELECT pg_sleep(5)")
+
+        task = asyncio.create_task(long())
+        await asyncio.sleep(0.3)
+        task.cancel()
+        started = time.monotonic()
+        async with connections.connection() as connection:
+            assert await connection.fetchval("SELECT 41 + 1") == 42
+        assert time.monotonic() - started < 2
+    finally:
+        await asyncio.wait_for(pool.close(), 10)
 
 
 async def test_pooled_connections_keep_their_settings_and_lose_open_transactions(

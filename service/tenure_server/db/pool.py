@@ -10,7 +10,7 @@ from pathlib import Path
 import asyncpg
 
 from tenure_server.db.connecting import DatabaseUnreachable
-from tenure_server.db.repository import Record
+from tenure_server.db.connections import Pool, Record
 
 _log = logging.getLogger("tenure.db")
 
@@ -52,7 +52,7 @@ def start_embedded(data_dir: Path) -> str:
 
 async def create_pool(
     dsn: str, *, min_size: int, max_size: int, statement_timeout_ms: int, lock_timeout_ms: int
-) -> asyncpg.Pool[Record]:
+) -> Pool:
     """One pool per process. Lease statements rely on READ COMMITTED (a losing acquire gets no row
     instead of a serialization failure), so the level is pinned here whatever the database
     default says; timeouts keep a slow database from holding requests forever, and a frozen
@@ -71,7 +71,7 @@ async def create_pool(
     of every lease, a plan kept while the table grew until autovacuum's next ANALYZE
     (bench/README.md, "How the cost grows with use"; tests/integration/test_plans.py)."""
     client_timeout = statement_timeout_ms / 1000 + CLIENT_TIMEOUT_MARGIN_SECONDS
-    return await asyncpg.create_pool(
+    pool = await asyncpg.create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
@@ -89,6 +89,7 @@ async def create_pool(
             "random_page_cost": "1.1",
         },
     )
+    return Pool(pool)
 
 
 async def _keep_session(connection: asyncpg.Connection[Record]) -> None:
