@@ -55,6 +55,30 @@ async def test_a_connection_whose_statement_ended_cleanly_serves_the_next_and_co
         await asyncio.wait_for(pool.close(), 10)
 
 
+async def test_a_statement_waiting_in_the_pool_gets_the_next_connection_given_back(
+    database_url: str,
+) -> None:
+    """With every connection in use (here the only one), a statement waits in asyncpg's pool;
+    the connection whose statement ends next goes to it, not to the kept ones, where only a
+    later statement would find it while this one waited out its timeout."""
+    pool = await _pool(database_url, min_size=1, max_size=1)
+    connections = Connections(pool, acquire_timeout=3)
+    try:
+
+        async def first() -> None:
+            async with connections.connection() as connection:
+                await connection.execute("SELECT pg_sleep(0.3)")
+
+        running = asyncio.create_task(first())
+        await asyncio.sleep(0.1)
+        started = time.monotonic()
+        assert await _backend(connections) > 0
+        assert time.monotonic() - started < 1.5
+        await running
+    finally:
+        await asyncio.wait_for(pool.close(), 10)
+
+
 async def test_a_connection_left_in_a_transaction_goes_back_to_the_pool_and_is_rolled_back(
     database_url: str,
 ) -> None:

@@ -98,12 +98,20 @@ class Pool:
             clean
             and not self._closing
             and len(self._kept) < self.asyncpg.get_min_size()
+            and self._nobody_waits()
             and _open(connection)
             and not connection.is_in_transaction()
         ):
             self._kept.append(connection)
             return
         await self.asyncpg.release(connection, timeout=patience)
+
+    def _nobody_waits(self) -> bool:
+        """Whether the pool would answer an acquire at once (it has an idle connection, or room
+        to open one), so that no statement waits in it for a connection to come back: one that
+        does gets this one, instead of waiting while new statements take the kept ones."""
+        pool = self.asyncpg
+        return pool.get_size() < pool.get_max_size() or pool.get_idle_size() > 0
 
     def get_size(self) -> int:
         return self.asyncpg.get_size()
