@@ -72,13 +72,18 @@ class Pool:
     release; bench/README.md, step 29), more than an idle service's whole statement costs
     asyncpg. A connection whose statement ended cleanly, outside a transaction, is kept here
     instead, and the next statement takes it without the pool; any other goes back to the
-    pool, whose release rolls back, waits out a cancellation or replaces a broken connection.
+    pool, whose release rolls back, waits out a cancellation or replaces a broken connection,
+    and so does every connection while all of the pool's are out (a statement may be waiting
+    in it for one to come back, and would wait while newer ones took the kept connections).
     The pool keeps `min_size` connections open anyway, so keeping as many opens none more; the
     kept ones count as idle."""
 
     def __init__(self, pool: asyncpg.Pool[Record]) -> None:
         self.asyncpg = pool
         self._kept: list[Pooled] = []
+        # Connections out of asyncpg's pool through take(), kept or running a statement: below
+        # its max_size, nobody waits in the pool (known without a scan of its holders).
+        self._taken = 0
         self._closing = False
 
     async def take(self, patience: float) -> Pooled:
@@ -88,30 +93,26 @@ class Pool:
             if _open(connection):
                 return connection
             # The pool replaces it (a no-op where it already took it back).
+            self._taken -= 1
             await self.asyncpg.release(connection, timeout=patience)
-        return await self.asyncpg.acquire(timeout=patience)
+        connection = await self.asyncpg.acquire(timeout=patience)
+        self._taken += 1
+        return connection
 
     async def give_back(self, connection: Pooled, *, clean: bool, patience: float) -> None:
         """Keeps a connection whose statement ended `clean` while there is room; else gives it
-        back to the pool."""
+        back to the pool. (One that closed after its statement is dropped when next taken.)"""
         if (
             clean
             and not self._closing
             and len(self._kept) < self.asyncpg.get_min_size()
-            and self._nobody_waits()
-            and _open(connection)
+            and self._taken < self.asyncpg.get_max_size()
             and not connection.is_in_transaction()
         ):
             self._kept.append(connection)
             return
+        self._taken -= 1
         await self.asyncpg.release(connection, timeout=patience)
-
-    def _nobody_waits(self) -> bool:
-        """Whether the pool would answer an acquire at once (it has an idle connection, or room
-        to open one), so that no statement waits in it for a connection to come back: one that
-        does gets this one, instead of waiting while new statements take the kept ones."""
-        pool = self.asyncpg
-        return pool.get_size() < pool.get_max_size() or pool.get_idle_size() > 0
 
     def get_size(self) -> int:
         return self.asyncpg.get_size()
@@ -131,6 +132,7 @@ class Pool:
         """Gives the kept connections back, then closes the pool (which waits for the rest)."""
         self._closing = True
         kept, self._kept = self._kept, []
+        self._taken -= len(kept)
         for connection in kept:
             with suppress(*_RELEASE_ERRORS):  # one that died is replaced: nothing to give back
                 await self.asyncpg.release(connection)
