@@ -6,6 +6,7 @@ statements: only those that ended cleanly, never one the server ended, at most `
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 
 import asyncpg
@@ -133,6 +134,49 @@ async def test_a_cancelled_statement_leaves_nothing_running_for_the_next(databas
         async with connections.connection() as connection:
             assert await connection.fetchval("SELECT 41 + 1") == 42
         assert time.monotonic() - started < 2
+    finally:
+        await asyncio.wait_for(pool.close(), 10)
+
+
+async def test_statements_racing_with_errors_and_cancellations_leave_the_pool_whole(
+    database_url: str,
+) -> None:
+    """Sixty statements at once on a pool of three, some failing, some leaving a transaction
+    open, some cancelled mid-way: afterwards every connection is idle, as many statements as
+    the pool holds run at once without waiting, and connections are kept again after them."""
+    pool = await _pool(database_url, min_size=2, max_size=3)
+    connections = Connections(pool, acquire_timeout=5)
+    rng = random.Random(7)
+
+    async def one(kind: int) -> None:
+        async with connections.connection() as connection:
+            if kind == 0:
+                await connection.execute("SELECT 1 / 0")
+            elif kind == 1:
+                await connection.execute("BEGIN")
+            await connection.execute(f"SELECT pg_sleep({rng.uniform(0, 0.03):.3f})")
+
+    try:
+        tasks = [asyncio.create_task(one(index % 4)) for index in range(60)]
+        await asyncio.sleep(0.05)
+        for task in tasks[3::8]:
+            task.cancel()
+        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        assert {type(outcome) for outcome in outcomes} <= {
+            type(None),
+            asyncpg.DivisionByZeroError,
+            asyncio.CancelledError,
+        }
+        assert pool.get_idle_size() == pool.get_size()
+
+        async def sleeping() -> None:
+            async with connections.connection() as connection:
+                await connection.execute("SELECT pg_sleep(0.2)")
+
+        started = time.monotonic()
+        await asyncio.gather(*(sleeping() for _ in range(3)))
+        assert time.monotonic() - started < 1.5
+        assert pool.asyncpg.get_idle_size() == pool.get_size() - 2  # two kept again
     finally:
         await asyncio.wait_for(pool.close(), 10)
 
