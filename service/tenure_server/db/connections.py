@@ -73,17 +73,17 @@ class Pool:
     asyncpg. A connection whose statement ended cleanly, outside a transaction, is kept here
     instead, and the next statement takes it without the pool; any other goes back to the
     pool, whose release rolls back, waits out a cancellation or replaces a broken connection,
-    and so does every connection while all of the pool's are out (a statement may be waiting
-    in it for one to come back, and would wait while newer ones took the kept connections).
+    and so does every connection while a statement waits in the pool for one (it would wait
+    while newer statements took the kept connections).
     The pool keeps `min_size` connections open anyway, so keeping as many opens none more; the
     kept ones count as idle."""
 
     def __init__(self, pool: asyncpg.Pool[Record]) -> None:
         self.asyncpg = pool
         self._kept: list[Pooled] = []
-        # Connections out of asyncpg's pool through take(), kept or running a statement: below
-        # its max_size, nobody waits in the pool (known without a scan of its holders).
-        self._taken = 0
+        # Statements waiting in asyncpg's pool for a connection: while there are any, none is
+        # kept (a waiter only waits when nothing was kept, so it is served next).
+        self._waiting = 0
         self._closing = False
 
     async def take(self, patience: float) -> Pooled:
@@ -93,11 +93,12 @@ class Pool:
             if _open(connection):
                 return connection
             # The pool replaces it (a no-op where it already took it back).
-            self._taken -= 1
             await self.asyncpg.release(connection, timeout=patience)
-        connection = await self.asyncpg.acquire(timeout=patience)
-        self._taken += 1
-        return connection
+        self._waiting += 1
+        try:
+            return await self.asyncpg.acquire(timeout=patience)
+        finally:
+            self._waiting -= 1
 
     async def give_back(self, connection: Pooled, *, clean: bool, patience: float) -> None:
         """Keeps a connection whose statement ended `clean` while there is room; else gives it
@@ -106,12 +107,11 @@ class Pool:
             clean
             and not self._closing
             and len(self._kept) < self.asyncpg.get_min_size()
-            and self._taken < self.asyncpg.get_max_size()
+            and not self._waiting
             and not connection.is_in_transaction()
         ):
             self._kept.append(connection)
             return
-        self._taken -= 1
         await self.asyncpg.release(connection, timeout=patience)
 
     def get_size(self) -> int:
@@ -132,7 +132,6 @@ class Pool:
         """Gives the kept connections back, then closes the pool (which waits for the rest)."""
         self._closing = True
         kept, self._kept = self._kept, []
-        self._taken -= len(kept)
         for connection in kept:
             with suppress(*_RELEASE_ERRORS):  # one that died is replaced: nothing to give back
                 await self.asyncpg.release(connection)
