@@ -21,6 +21,12 @@ async def _backend(connections: Connections) -> int:
     return pid
 
 
+async def _sleeping(connections: Connections, seconds: float) -> None:
+    """A statement that runs `seconds` on one of `connections`."""
+    async with connections.connection() as connection:
+        await connection.execute("SELECT pg_sleep($1)", seconds)
+
+
 async def _pool(database_url: str, min_size: int = 2, max_size: int = 4) -> Pool:
     return await create_pool(
         database_url,
@@ -44,11 +50,7 @@ async def test_a_connection_whose_statement_ended_cleanly_serves_the_next_and_co
         assert [await _backend(connections) for _ in range(5)] == [first] * 5
         assert pool.get_idle_size() == pool.get_size()
 
-        async def sleeping() -> None:
-            async with connections.connection() as connection:
-                await connection.execute("SELECT pg_sleep(0.2)")
-
-        await asyncio.gather(*(sleeping() for _ in range(4)))
+        await asyncio.gather(*(_sleeping(connections, 0.2) for _ in range(4)))
         assert pool.get_size() == 4
         assert pool.get_idle_size() == 4
         assert pool.asyncpg.get_idle_size() == 2  # two kept, two back in asyncpg's pool
@@ -65,12 +67,7 @@ async def test_a_statement_waiting_in_the_pool_gets_the_next_connection_given_ba
     pool = await _pool(database_url, min_size=1, max_size=1)
     connections = Connections(pool, acquire_timeout=3)
     try:
-
-        async def first() -> None:
-            async with connections.connection() as connection:
-                await connection.execute("SELECT pg_sleep(0.3)")
-
-        running = asyncio.create_task(first())
+        running = asyncio.create_task(_sleeping(connections, 0.3))
         await asyncio.sleep(0.1)
         started = time.monotonic()
         assert await _backend(connections) > 0
@@ -122,12 +119,7 @@ async def test_a_cancelled_statement_leaves_nothing_running_for_the_next(databas
     pool = await _pool(database_url, min_size=1, max_size=1)
     connections = Connections(pool, acquire_timeout=5)
     try:
-
-        async def long() -> None:
-            async with connections.connection() as connection:
-                await connection.execute("SELECT pg_sleep(5)")
-
-        task = asyncio.create_task(long())
+        task = asyncio.create_task(_sleeping(connections, 5))
         await asyncio.sleep(0.3)
         task.cancel()
         started = time.monotonic()
@@ -169,12 +161,8 @@ async def test_statements_racing_with_errors_and_cancellations_leave_the_pool_wh
         }
         assert pool.get_idle_size() == pool.get_size()
 
-        async def sleeping() -> None:
-            async with connections.connection() as connection:
-                await connection.execute("SELECT pg_sleep(0.2)")
-
         started = time.monotonic()
-        await asyncio.gather(*(sleeping() for _ in range(3)))
+        await asyncio.gather(*(_sleeping(connections, 0.2) for _ in range(3)))
         assert time.monotonic() - started < 1.5
         assert pool.asyncpg.get_idle_size() == pool.get_size() - 2  # two kept again
     finally:
