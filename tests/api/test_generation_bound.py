@@ -25,7 +25,12 @@ async def test_a_lease_at_the_largest_generation_begins_no_other_holding(
     last = await held(api, "close-day", "b")
     assert last["generation"] == MAX_GENERATION
     assert (await verify(api, "ledger", "close-day", MAX_GENERATION)).status_code == 200
+    # A waiter parked meanwhile is not handed the lease: the release is decided alone.
+    parked = {"holder": "w", "ttl_seconds": 30, "wait_seconds": 5}
+    waiter = asyncio.create_task(api.post("/v1/leases/close-day/acquire", json=parked))
+    await asyncio.sleep(0.3)
     assert (await release(api, last)).status_code == 200
+    problem(await waiter, 409, "generation-exhausted")
 
     body = problem(await acquire(api, "close-day", "c"), 409, "generation-exhausted")
     assert body["generation"] == MAX_GENERATION

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tenure_server.db.leases import Leases
+from tenure_server.db.leases import QUERIES, Leases
 from tenure_server.db.notifications import CHANNEL
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
@@ -56,7 +56,7 @@ async def test_a_waiter_parks_in_three_statements(
     sends no statement of its own (the real statements, only recorded)."""
     lease = await held(api, "close-day", "a", ttl=60)
     run: list[str] = []
-    recorded = ("acquire_lease", "await_lease", "explain_holding", "release_handing_over")
+    recorded = ("acquire_lease", "await_lease", "explain_holding", "hand_over_lease")
     for statement in recorded:
         monkeypatch.setattr(Leases, statement, _recorded(run, getattr(Leases, statement)))
     waiter = asyncio.create_task(wait_for(api, "b", 30))
@@ -65,19 +65,28 @@ async def test_a_waiter_parks_in_three_statements(
     assert (await release(api, lease)).status_code == 200
     assert (await waiter).json()["generation"] == 2
     assert parked == ["acquire_lease", "await_lease", "explain_holding"]
-    assert run[len(parked) :] == ["release_handing_over"]
+    assert run[len(parked) :] == ["hand_over_lease"]
 
 
 async def test_a_release_hands_the_lease_to_a_waiter_in_one_commit(
     api: httpx.AsyncClient, connection: asyncpg.Connection[asyncpg.Record]
 ) -> None:
-    """A waiter of the releasing process is handed the lease by the release's own transaction:
+    """A waiter of the releasing process is handed the lease by the release's own statement:
     the release and the new holding (generation + 1) are one commit, so a hand-off waits for one
-    WAL flush, not two, and nobody can take the lease between them."""
+    WAL flush, not two, and nobody can take the lease between them. The release is answered as
+    a release alone answers it."""
     lease = await held(api, "close-day", "a", ttl=60)
     waiter = asyncio.create_task(wait_for(api, "b", 30))
     await asyncio.sleep(0.3)
-    assert (await release(api, lease)).status_code == 200
+    released = await release(api, lease)
+    assert released.status_code == 200, released.text
+    alone = await release(api, await held(api, "other", "a", ttl=60))
+    assert released.json().keys() == alone.json().keys()
+    answer = released.json()
+    kept = ("holder", "generation", "ttl_seconds", "acquired_at", "renewed_at", "grant")
+    assert {key: answer[key] for key in kept} == {key: lease[key] for key in kept}
+    assert (answer["held"], answer["expires_in_seconds"]) == (False, 0)
+    assert answer["expires_at"] < lease["expires_at"]  # at the release, by the database clock
     taken = (await waiter).json()
     assert (taken["holder"], taken["generation"]) == ("b", 2)
     events = await connection.fetch(
@@ -94,6 +103,55 @@ async def test_a_release_hands_the_lease_to_a_waiter_in_one_commit(
     )
     assert renewed.status_code == 200, renewed.text
     assert (await release(api, renewed.json())).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("change", "answered", "handed"),
+    [
+        # A mark of another waiter: the holding is the same, the hand-over decides on it.
+        ("awaited_until = now() + interval '1 hour'", 200, True),
+        # The holding renewed (a new grant): the release names a grant that is no longer its.
+        (
+            "granted_xact = pg_current_xact_id(), expires_at = expires_at + interval '1 minute'",
+            409,
+            False,
+        ),
+        # A column the release answers changed, nothing else: decided again, alone.
+        ("renewed_at = renewed_at + interval '1 second'", 200, False),
+    ],
+)
+async def test_a_hand_over_that_waited_for_the_row_decides_on_the_row_it_finds(
+    api: httpx.AsyncClient,
+    connection: asyncpg.Connection[asyncpg.Record],
+    change: str,
+    answered: int,
+    handed: bool,
+) -> None:
+    """A release with a waiter parked, sent while another transaction holds the lease's row and
+    changes it, waits for the commit and then decides on the row as it is: the waiter is handed
+    the lease only when the release's holding is still the row's and its answer unchanged; a
+    release decided alone still lets the waiter take the lease, a refused one leaves it waiting."""
+    lease = await held(api, "close-day", "a", ttl=60)
+    waiter = asyncio.create_task(wait_for(api, "b", 30))
+    await asyncio.sleep(0.3)
+    transaction = connection.transaction()
+    await transaction.start()
+    await connection.execute(f"UPDATE leases SET {change} WHERE name = 'close-day'")
+    releasing = asyncio.create_task(release(api, lease))
+    await asyncio.sleep(0.3)
+    assert not releasing.done()  # waiting for the row lock
+    await transaction.commit()
+    assert (await releasing).status_code == answered
+    # Events written by one transaction: the hand-over's release and new holding share one.
+    per_transaction = "SELECT count(*) FROM lease_events WHERE lease = 'close-day' GROUP BY xmin"
+    if answered == 409:
+        await asyncio.sleep(0.3)
+        assert not waiter.done()
+        waiter.cancel()
+        return
+    assert (await waiter).json()["generation"] == 2
+    together = [row[0] for row in await connection.fetch(per_transaction)]
+    assert (2 in together) == handed
 
 
 async def test_a_refused_release_hands_nothing_over(api: httpx.AsyncClient) -> None:
@@ -209,23 +267,29 @@ async def _notifications_during(
     return seen
 
 
-async def test_a_release_notifies_only_while_someone_waits(
-    api: httpx.AsyncClient, database_url: str
+async def test_a_release_notifies_only_while_someone_waits_elsewhere(
+    api: httpx.AsyncClient, database_url: str, connection: asyncpg.Connection[asyncpg.Record]
 ) -> None:
     """Nobody waits: the release sends no notification (a notifying commit serialises every
-    release in the database). A waiter marked the lease: the release wakes it."""
+    release in the database). A waiter of another replica marked the lease: the release wakes
+    it. A waiter of this process is handed the lease: held again at the commit, there is nothing
+    for a waiter elsewhere to take, so nobody is woken."""
     first = await held(api, "close-day", "a", ttl=60)
     quiet = await _notifications_during(database_url, lambda: release(api, first))
     assert quiet == []
     second = await held(api, "close-day", "a", ttl=60)
+    await connection.execute(QUERIES["await_lease"], "close-day", 30.0)  # as another replica's
+    woken = await _notifications_during(database_url, lambda: release(api, second))
+    assert woken == ["close-day"]
+    third = await held(api, "close-day", "a", ttl=60)
 
-    async def release_under_a_waiter() -> None:
+    async def release_under_a_waiter_here() -> None:
         waiter = asyncio.create_task(wait_for(api, "b", 30))
         await asyncio.sleep(0.3)
-        assert (await release(api, second)).status_code == 200
-        assert (await waiter).json()["generation"] == 3
+        assert (await release(api, third)).status_code == 200
+        assert (await waiter).json()["generation"] == 4
 
-    assert await _notifications_during(database_url, release_under_a_waiter) == ["close-day"]
+    assert await _notifications_during(database_url, release_under_a_waiter_here) == []
 
 
 async def test_a_release_racing_the_waiters_mark_never_strands_the_waiter(

@@ -100,8 +100,9 @@ def test_the_discovery_finds_the_statements_it_must() -> None:
     (a regression in its patterns would otherwise pass every statement silently)."""
     for expected in (
         "service/leases.sql:acquire_lease",
-        "service/leases.sql:renew_leases",
-        "service/leases.sql:release_coalesced",
+        "service/lease_batches.sql:renew_leases",
+        "service/lease_batches.sql:release_coalesced",
+        "service/leases.sql:hand_over_lease",
         "service/leases.sql:force_release_lease",
         "service/fences.sql:verify_fences",
         "service/windows.sql:claim_window",
@@ -176,6 +177,7 @@ ARGUMENTS: dict[str, tuple[object, ...]] = {
     "renew_leases": (["a"], [1], "h", 30.0, None),
     "release_lease": ("a", "h", 1, None, "1"),
     "release_coalesced": (["a"], ["h"], [1], [None], ["1"]),
+    "hand_over_lease": ("a", "h", 1, None, "1", "w", 30.0, None),
     "verify_fence": ("r", "a", 1),
     "verify_fences": (["r"], ["a"], [1]),
     "claim_window": ("j", "k", "a", "h", 1, None, None, 0.0),
@@ -187,6 +189,9 @@ ARGUMENTS: dict[str, tuple[object, ...]] = {
 }
 # Every function a statement may call by name, inlined or not.
 INLINED = re.compile(r"\btenure_\w+_v\d+\b")
+# A call of one in a plan; not a cast to one of the rules' row types (`::tenure_release_v1`),
+# which an inlined rule leaves where its row is used whole (hand_over_lease's released row).
+CALLED = re.compile(r"(?<!::)\btenure_\w+_v\d+\b")
 
 
 @pytest.mark.parametrize("rule", FORMS)
@@ -223,7 +228,7 @@ async def test_the_rule_functions_are_inlined_into_the_plans(
     plan = "\n".join(
         row[0] for row in await connection.fetch("EXPLAIN (VERBOSE) " + statement, *ARGUMENTS[name])
     )
-    assert not INLINED.findall(plan), plan
+    assert not CALLED.findall(plan), plan
 
 
 # The statements that show windows, each judging every window it shows by

@@ -37,40 +37,18 @@ def statements(module: ModuleType) -> Mapping[str, str]:
     return found
 
 
-def transactions(module: ModuleType) -> Mapping[str, tuple[str, ...]]:
-    """The module's methods that run several of its statements in one transaction."""
-    found: Mapping[str, tuple[str, ...]] = getattr(module, "TRANSACTIONS", {})
-    return found
-
-
 @pytest.mark.parametrize(("module", "part"), AGGREGATES)
 def test_every_statement_has_a_repository_method_of_its_name_and_back(
     module: ModuleType, part: type[Connections]
 ) -> None:
-    """Query names equal the aggregate's public methods, in both directions, but for the
-    declared transactions of its statements."""
-    assert public_methods(part) == set(statements(module)) | set(transactions(module))
-    assert not set(statements(module)) & set(transactions(module))
-
-
-@pytest.mark.parametrize(("module", "part"), AGGREGATES)
-def test_a_transaction_runs_the_statements_it_declares_in_order(
-    module: ModuleType, part: type[Connections]
-) -> None:
-    """A method declared a transaction runs its module's statements, those named, in their
-    order, inside one transaction, and no other statement."""
-    for name, declared in transactions(module).items():
-        source = inspect.getsource(getattr(part, name))
-        assert "connection.transaction()" in source
-        named = [one for one in statements(module) if f'QUERIES["{one}"]' in source]
-        assert sorted(named, key=lambda one: source.index(f'QUERIES["{one}"]')) == list(declared)
+    """Query names equal the aggregate's public methods, in both directions: a method runs one
+    statement, the one of its name."""
+    assert public_methods(part) == set(statements(module))
 
 
 def test_the_repository_runs_every_aggregate_s_statements_and_no_other() -> None:
     """One repository: the methods of every aggregate, no name shared by two."""
-    names = [
-        name for module, _ in AGGREGATES for name in [*statements(module), *transactions(module)]
-    ]
+    names = [name for module, _ in AGGREGATES for name in statements(module)]
     assert len(names) == len(set(names))
     assert public_methods(Repository) == set(names)
 

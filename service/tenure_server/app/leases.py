@@ -4,7 +4,7 @@ Single requests may share one statement with others that arrived together (app/c
 whatever a shared statement leaves undecided, and an acquire or release that finds nobody to
 share with, is decided alone, by the single statement (a renew: by the batch renew of one, and by
 the single statement only if its row is locked). A release of a lease that a request of this
-process waits for hands it over: the release and the waiter's acquire in one transaction."""
+process waits for hands it over: the release and the waiter's acquire in one statement."""
 
 from __future__ import annotations
 
@@ -343,8 +343,8 @@ class Leases:
 
         async def statement(attempt: int) -> Lease | None:
             parked = self._waiters.take(name) if attempt == 0 else None
-            if parked is not None:  # a waiter here: it takes the lease in the same commit
-                hand_over = partial(self._lease_store.release_handing_over, wanted)
+            if parked is not None:  # a waiter here: it takes the lease in the same statement
+                hand_over = partial(self._lease_store.hand_over_lease, wanted)
                 lease = await self._waiters.hand_over(parked, hand_over)
             elif attempt == 0 and self._releases is not None:
                 lease = await self._releases.submit(wanted)  # shared, or else decided alone

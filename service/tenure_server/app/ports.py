@@ -20,7 +20,15 @@ from tenure_server.domain.history import JobRecord, LeaseRecord, NotableEvent
 from tenure_server.domain.jobs import Job, JobSpec
 from tenure_server.domain.leases import HoldingFacts, Lease
 from tenure_server.domain.principals import ForeignHolding, Principal, ReservedUse
-from tenure_server.domain.requests import Acquire, Acquired, ForceReleased, Release, Renew, Verify
+from tenure_server.domain.requests import (
+    Acquire,
+    Acquired,
+    ForceReleased,
+    HandedOver,
+    Release,
+    Renew,
+    Verify,
+)
 from tenure_server.domain.status import JobFacts, LeaseView
 from tenure_server.domain.windows import (
     Due,
@@ -46,9 +54,7 @@ class LeaseStore(Protocol):
     async def release_lease(
         self, name: str, holder: str, generation: int, principal: str | None, grant: str
     ) -> Lease | None: ...
-    async def release_handing_over(
-        self, release: Release, waiter: Acquire
-    ) -> tuple[Lease | None, Acquired | None]: ...
+    async def hand_over_lease(self, release: Release, waiter: Acquire) -> HandedOver | None: ...
     async def release_coalesced(self, releases: list[Release]) -> dict[str, Lease]: ...
     async def await_lease(self, name: str, seconds: float) -> None: ...
     async def force_release_lease(self, name: str, actor: str) -> ForceReleased | None: ...

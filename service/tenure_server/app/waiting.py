@@ -1,6 +1,6 @@
 """The waiting acquires of this process, parked by lease name in the order they parked, and the
 hand-over: a release in this process takes the first waiter still there and acquires for it in
-the release's own transaction (app/leases.py), so that a hand-off costs one commit, not the
+the release's own statement (app/leases.py), so that a hand-off costs one commit, not the
 release's and then the waiter's. A waiter taken sends no statement of its own until it is told
 the outcome, or its acquire would race the hand-over's grant."""
 
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from tenure_server.domain.errors import RequestAbandoned, ShuttingDown
 from tenure_server.domain.leases import Lease
-from tenure_server.domain.requests import Acquire, Acquired
+from tenure_server.domain.requests import Acquire, Acquired, HandedOver
 
-# A release that acquires for the waiter given in its own transaction: the lease it released
-# (None: refused) and what the waiter's acquire got (None: refused).
-HandingOver = Callable[[Acquire], Awaitable[tuple[Lease | None, Acquired | None]]]
+# A release that acquires for the waiter given in its own statement: the lease it released and
+# what the waiter's acquire got (None: nothing changed).
+HandingOver = Callable[[Acquire], Awaitable[HandedOver | None]]
 
 
 @dataclass(slots=True, eq=False)
@@ -71,19 +71,19 @@ class Waiters:
 
     @staticmethod
     async def hand_over(parked: Parked, release: HandingOver) -> Lease | None:
-        """`release` (which acquires for the waiter in its own transaction): the released lease.
-        The waiter is told the outcome however it ends (None: refused or failed; it then tries
-        on its own, and an acquire sent after a commit that did happen finds it holds the
-        lease)."""
+        """`release` (which acquires for the waiter in its own statement): the released lease, or
+        None when nothing changed. The waiter is told the outcome however it ends (None: nothing
+        handed over, or failed; it then tries on its own, and an acquire sent after a commit that
+        did happen finds it holds the lease)."""
         assert parked.handed is not None, "hand over only a waiter taken"
-        outcome: Acquired | None = None
+        handed: HandedOver | None = None
         try:
-            lease, outcome = await release(parked.wanted)
+            handed = await release(parked.wanted)
         finally:
             if not parked.handed.done():
-                parked.handed.set_result(outcome)
+                parked.handed.set_result(None if handed is None else handed[1])
             parked.woken.set()
-        return lease
+        return None if handed is None else handed[0]
 
 
 async def _first_of(seconds: float, *events: asyncio.Event | None) -> None:

@@ -1,4 +1,5 @@
-"""Runs the statements of `sql/leases.sql`: one method per statement, named after it. Whether an
+"""Runs the statements of `sql/leases.sql` (single requests, and reads) and `sql/lease_batches.sql`
+(requests that arrived together): one method per statement, named after it. Whether an
 acquire, renew or release changes a lease, single or batched, is decided by the functions of
 migrations 0008, 0009 and 0014 that its statements call; explain_holding answers the facts those
 functions decided by."""
@@ -14,11 +15,16 @@ from tenure_server.db.connections import Connections, Record, columns
 from tenure_server.db.sql import load
 from tenure_server.domain.events import LeaseEvent, LeaseEventKind
 from tenure_server.domain.leases import HoldingFacts, Lease
-from tenure_server.domain.requests import Acquire, Acquired, ForceReleased, Release, Renew
+from tenure_server.domain.requests import (
+    Acquire,
+    Acquired,
+    ForceReleased,
+    HandedOver,
+    Release,
+    Renew,
+)
 
-QUERIES = load("leases.sql")
-# The methods that run several of the statements in one transaction, and which, in order.
-TRANSACTIONS = {"release_handing_over": ("release_lease", "acquire_lease")}
+QUERIES = {**load("leases.sql"), **load("lease_batches.sql")}
 
 
 class Leases(Connections):
@@ -74,28 +80,19 @@ class Leases(Connections):
         arguments = (name, holder, generation, principal, grant)
         return _lease(await self._fetchrow(QUERIES["release_lease"], *arguments))
 
-    async def release_handing_over(
-        self, release: Release, waiter: Acquire
-    ) -> tuple[Lease | None, Acquired | None]:
-        """release_lease, then acquire_lease for a waiter, as one transaction: a hand-off costs
-        one commit (one WAL flush), not the release's and then the waiter's. The release's row
-        lock is held to the commit, so nobody takes the lease between the two; the acquire
-        decides, on the released row, as it would alone. Not released: no acquire is sent."""
-        async with self._connection() as connection, connection.transaction():
-            row = await connection.fetchrow(
-                QUERIES["release_lease"],
-                release.name,
-                release.holder,
-                release.generation,
-                release.principal,
-                release.grant,
-            )
-            if row is None:
-                return None, None
-            acquired = await connection.fetchrow(
-                QUERIES["acquire_lease"], waiter.name, waiter.holder, waiter.ttl, waiter.principal
-            )
-            return read_lease(row), None if acquired is None else read_acquired(acquired)
+    async def hand_over_lease(self, release: Release, waiter: Acquire) -> HandedOver | None:
+        """The lease released and, in the same statement, acquired for a waiter: a hand-off
+        costs one round trip and one commit. None: nothing changed (the release was refused,
+        or is to be decided alone); the waiter then acquires on its own."""
+        arguments = (
+            *(release.name, release.holder, release.generation, release.principal, release.grant),
+            *(waiter.holder, waiter.ttl, waiter.principal),
+        )
+        row = await self._fetchrow(QUERIES["hand_over_lease"], *arguments)
+        if row is None:
+            return None
+        released = Lease._make(row[_RELEASED.get(name, name)] for name in Lease._fields)
+        return released, read_acquired(row)
 
     async def release_coalesced(self, releases: list[Release]) -> dict[str, Lease]:
         """Releases of distinct names that arrived together, in one statement: the leases it
@@ -157,6 +154,10 @@ class Leases(Connections):
         """The leases a batch statement changed, by name."""
         rows = await self._fetch(statement, *columns(requests))
         return {lease.name: lease for lease in read_leases(rows)}
+
+
+# hand_over_lease answers the released holding in columns of its own, all but its name.
+_RELEASED = {name: f"released_{name}" for name in Lease._fields if name != "name"}
 
 
 def read_acquired(row: Record) -> Acquired:

@@ -18,5 +18,5 @@ __all__ = ["Record", "Repository"]
 
 
 class Repository(Leases, Windows, Fences, Health, Jobs, Monitoring):
-    """Every statement of leases.sql, windows.sql, fences.sql, health.sql, jobs.sql and
-    monitoring.sql, one method each, named after it."""
+    """Every statement of leases.sql, lease_batches.sql, windows.sql, fences.sql, health.sql,
+    jobs.sql and monitoring.sql, one method each, named after it."""

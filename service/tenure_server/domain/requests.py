@@ -48,6 +48,8 @@ class Release:
 
 # The lease, and the event when the acquire began a new holding (None: it extended one).
 Acquired = tuple[Lease, LeaseEvent | None]
+# The lease a release released, and what the waiter it was handed over to acquired.
+HandedOver = tuple[Lease, Acquired]
 # The lease a force-release moved, and its event.
 ForceReleased = tuple[Lease, LeaseEvent]
 

@@ -1,20 +1,17 @@
--- The statements of leases (tenure_server/db/leases.py). Each runs alone, as an autocommit
--- transaction at READ COMMITTED (the pool pins that level): inside one statement now() is the
--- statement's start; save a hand-off (release_handing_over in db/leases.py): release_lease and
--- then a waiter's acquire_lease in one transaction, one commit, the released row locked until it.
--- There now() is the transaction's start, which the release stamps, and the acquire, deciding by
--- clock_timestamp(), finds the holding ended. A statement that answers leases selects a column
--- for each field of domain/leases.py's Lease, named as the field: the repository reads those rows
--- by column name.
+-- The statements of leases that decide one request each, and the reads of leases
+-- (tenure_server/db/leases.py; the statements that decide requests that arrived together are in
+-- lease_batches.sql). Each runs alone, as an autocommit transaction at READ COMMITTED (the pool
+-- pins that level): inside one statement now() is the statement's start. A statement that
+-- answers leases selects a column for each field of domain/leases.py's Lease, named as the field:
+-- the repository reads those rows by column name.
 --
 -- Whether an acquire, renew or release may change a lease, and what the lease becomes, is decided
 -- by the functions of migrations 0008, 0009 and 0014 (tenure_may_acquire_v2, tenure_acquired_v3,
 -- tenure_holds_v1, tenure_renewed_v2, …), which the single statement and the batch statements of
--- each call alike: they differ only in how they meet
--- another transaction's lock on the row (a single one waits for it and decides by the clock after
--- the wait; a batch skips it and decides by now()) and in what they answer. A batch holds
--- requests that arrived together (app/coalescing.py), decided in one statement and one commit; a
--- name it left out (refused, or its row locked) is decided again alone by the single statement.
+-- each call alike: they differ only in how they meet another transaction's lock on the row (a
+-- single one waits for it and decides by the clock after the wait; a batch skips it and decides
+-- by now()) and in what they answer. A name a batch left out (refused, or its row locked) is
+-- decided again alone by the single statement.
 
 -- name: acquire_lease
 -- $1 name, $2 holder, $3 ttl_seconds, $4 principal (NULL without authentication).
@@ -63,75 +60,6 @@ SELECT acquired.*, (tenure_answer_v1(answered.remaining)).*
   FROM acquired
  CROSS JOIN LATERAL (SELECT acquired.expires_at - clock_timestamp() AS remaining) AS answered;
 
--- name: acquire_leases
--- $1 names (distinct), $2 holders, $3 ttl_seconds, $4 principals: parallel arrays, one element
--- per acquire, each decided as acquire_lease decides it. A lease row locked by another
--- transaction is skipped, not waited for, so one busy lease (a fenced transaction holds it FOR
--- SHARE) never delays the others; so is a new name another transaction inserted after this
--- statement's snapshot (ON CONFLICT DO NOTHING). Skipped and refused names return no row.
--- New names are inserted first, in name order, and only then are existing rows locked (in name
--- order, skipping locked ones) and updated: `acquired` reads `inserted` before `taken`, and
--- PostgreSQL runs a WITH query's writes as its rows are read. So a batch waits only while it
--- inserts (on a transaction inserting or updating a name its snapshot did not see), having
--- written only new names ordered before that one: two batches cannot deadlock. Updating first
--- did: a name committed between two batches' snapshots was updated by the later batch, which then
--- waited to insert a name the earlier one had inserted, while the earlier one, inserting the
--- committed name, waited on that update (tests/integration/test_coalescing.py). The rows it
--- updates are locked by this statement, so the UPDATE sees the latest row, as acquire_lease's DO
--- UPDATE does; it waits on no row lock, so now() is the time it decides at. The arrays are read
--- through sub-selects, so no plan depends on their length and PostgreSQL keeps its generic plan
--- instead of planning each execution (bench/README.md, step 7).
-WITH wanted AS (
-    SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::float8[]),
-                           (SELECT $4::text[]))
-        AS w(name, holder, ttl_seconds, principal)
-), locked AS MATERIALIZED (
-    SELECT l.name
-      FROM leases AS l
-      JOIN wanted AS w ON l.name = w.name
-     ORDER BY l.name
-       FOR NO KEY UPDATE OF l SKIP LOCKED
-), taken AS (
-    UPDATE leases AS l
-       SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-           previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
-           ROW((tenure_acquired_v3(l, w.holder, w.ttl_seconds, w.principal, now())).*)
-      FROM wanted AS w
-     WHERE l.name = w.name AND l.name IN (SELECT name FROM locked)
-       AND tenure_may_acquire_v2(l, w.holder, w.principal, now())
-    RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
-              l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
-              l.acquired_xact = pg_current_xact_id() AS new_holding,
-              l.granted_xact::text AS grant_id
-), inserted AS (
-    INSERT INTO leases AS l (name, holder, generation, ttl_seconds, acquired_at, renewed_at,
-                             expires_at, released_at, previous_holder, took_over, acquired_xact,
-                             granted_xact, principal, forced)
-    SELECT w.name,
-           (tenure_first_acquired_v1(w.holder, w.ttl_seconds, w.principal, floor.generation,
-                                     now())).*
-      FROM wanted AS w, tenure_generation_floor AS floor
-     WHERE NOT EXISTS (SELECT 1 FROM leases AS e WHERE e.name = w.name)
-       AND tenure_has_next_generation_v1(floor.generation)
-     ORDER BY w.name
-    ON CONFLICT (name) DO NOTHING
-    RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
-              l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
-              true AS new_holding, l.granted_xact::text AS grant_id
-), acquired AS (
-    SELECT * FROM inserted UNION ALL SELECT * FROM taken
-), event AS (
-    INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
-                              previous_generation)
-    SELECT name, CASE WHEN took_over THEN 'taken_over' ELSE 'acquired' END, holder, generation,
-           previous_holder, CASE WHEN previous_holder IS NOT NULL THEN generation - 1 END
-      FROM acquired
-     WHERE new_holding
-)
-SELECT acquired.*, (tenure_answer_v1(answered.remaining)).*
-  FROM acquired
- CROSS JOIN LATERAL (SELECT acquired.expires_at - clock_timestamp() AS remaining) AS answered;
-
 -- name: renew_lease
 -- $1 name, $2 holder, $3 generation, $4 ttl_seconds, $5 principal.
 -- The row lock comes first and decides nothing; the holding is then judged by clock_timestamp()
@@ -164,86 +92,6 @@ SELECT renewed.*, (tenure_answer_v1(answered.remaining)).*
   FROM renewed
  CROSS JOIN LATERAL (SELECT renewed.expires_at - clock_timestamp() AS remaining) AS answered;
 
--- name: renew_coalesced
--- $1 names (distinct), $2 holders, $3 generations, $4 ttl_seconds, $5 principals: parallel
--- arrays, one element per renew, each decided as renew_lease decides it. The locking CTE checks
--- each holding on the latest row and takes the rows in name order, so two batches cannot
--- deadlock; a row locked by another transaction is skipped, not waited for, so one busy lease
--- never delays the others, and waiting on no lock the statement decides by now(). The UPDATE
--- touches only rows this statement holds. Skipped and refused renews return no row: the caller
--- decides each with renew_lease, which also records a refusal. Arrays through sub-selects: as
--- acquire_leases.
-WITH wanted AS (
-    SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::bigint[]),
-                         (SELECT $4::float8[]), (SELECT $5::text[]))
-        AS w(name, holder, generation, ttl_seconds, principal)
-), locked AS MATERIALIZED (
-    SELECT l.name
-      FROM leases AS l
-      JOIN wanted AS w ON l.name = w.name
-     WHERE tenure_holds_v1(l, w.holder, w.generation, w.principal, now())
-     ORDER BY l.name
-       FOR NO KEY UPDATE OF l SKIP LOCKED
-), renewed AS (
-    UPDATE leases AS l
-       SET (ttl_seconds, renewed_at, expires_at, granted_xact) =
-           ROW((tenure_renewed_v2(l, w.ttl_seconds, now())).*)
-      FROM wanted AS w
-     WHERE l.name = w.name AND l.name IN (SELECT name FROM locked)
-    RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
-              l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id
-)
-SELECT renewed.*, (tenure_answer_v1(answered.remaining)).*
-  FROM renewed
- CROSS JOIN LATERAL (SELECT renewed.expires_at - clock_timestamp() AS remaining) AS answered;
-
--- name: renew_leases
--- $1 names, $2 generations (parallel arrays), $3 holder, $4 ttl_seconds, $5 principal.
--- Many holdings of one holder in one statement, each renewed as renew_lease would, locked as
--- renew_coalesced locks them: one busy lease never fails the batch, it returns no row and the
--- caller decides it with renew_lease. A single renew that no shared statement (renew_coalesced)
--- renewed is this statement with one holding, so that only a locked row waits. A holding already gone in this statement's snapshot
--- (expired, taken over, released, another principal's) is refused: answered with the lease as it
--- is and no grant (grant_id NULL, the caller holds none), and recorded like a single refusal. At
--- worst a renewal of it by another request that committed after the snapshot is reported lost:
--- the safe way round.
-WITH wanted AS (
-    SELECT name, generation FROM unnest($1::text[], $2::bigint[]) AS w(name, generation)
-), locked AS MATERIALIZED (
-    SELECT l.name
-      FROM leases AS l
-      JOIN wanted AS w ON l.name = w.name
-     WHERE tenure_holds_v1(l, $3, w.generation, $5, now())
-     ORDER BY l.name
-       FOR NO KEY UPDATE OF l SKIP LOCKED
-), renewed AS (
-    UPDATE leases AS l
-       SET (ttl_seconds, renewed_at, expires_at, granted_xact) =
-           ROW((tenure_renewed_v2(l, $4, now())).*)
-     WHERE l.name IN (SELECT name FROM locked)
-    RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
-              l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id
-), refused AS (
-    SELECT l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
-           l.expires_at, l.released_at, l.principal, NULL::text AS grant_id,
-           w.generation AS wanted_generation
-      FROM leases AS l
-      JOIN wanted AS w ON l.name = w.name
-     WHERE NOT tenure_holds_v1(l, $3, w.generation, $5, now())
-), refusal AS (
-    INSERT INTO lease_events (lease, kind, holder, generation)
-    SELECT name, 'renew_refused', $3, wanted_generation FROM refused
-), answer AS (
-    SELECT * FROM renewed
-     UNION ALL
-    SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at,
-           released_at, principal, grant_id
-      FROM refused
-)
-SELECT answer.*, (tenure_answer_v1(answered.remaining)).*
-  FROM answer
- CROSS JOIN LATERAL (SELECT answer.expires_at - clock_timestamp() AS remaining) AS answered;
-
 -- name: release_lease
 -- $1 name, $2 holder, $3 generation, $4 principal, $5 grant (the grant_id of the caller's latest
 -- acquire or renew). The UPDATE waits for the row lock and re-checks tenure_may_release_v1 on the
@@ -270,41 +118,69 @@ SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_a
   LEFT JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)
                       WHERE released.awaited_until > now()) AS wake ON true;
 
--- name: release_coalesced
--- $1 names (distinct), $2 holders, $3 generations, $4 principals, $5 grants: parallel arrays,
--- one element per release, each decided as release_lease decides it, with its event and
--- notification. The locking CTE checks each holding on the latest row and takes the rows in name
--- order, so two batches cannot deadlock; a row locked by another transaction is skipped, not
--- waited for. The UPDATE touches only rows this statement holds. Skipped and refused releases
--- return no row: the caller decides each with release_lease, which explains a refusal. Arrays
--- through sub-selects: as acquire_leases.
-WITH wanted AS (
-    SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::bigint[]),
-                         (SELECT $4::text[]), (SELECT $5::text[]))
-        AS w(name, holder, generation, principal, grant_id)
-), locked AS MATERIALIZED (
-    SELECT l.name
-      FROM leases AS l
-      JOIN wanted AS w ON l.name = w.name
-     WHERE tenure_may_release_v1(l, w.holder, w.generation, w.principal, w.grant_id)
-     ORDER BY l.name
-       FOR NO KEY UPDATE OF l SKIP LOCKED
-), released AS (
+-- name: hand_over_lease
+-- $1 name, $2 holder, $3 generation, $4 principal, $5 grant: a release, as release_lease's;
+-- $6 holder, $7 ttl_seconds, $8 principal: a waiter of this process, acquiring as acquire_lease.
+-- The release and the waiter's new holding in one statement, so a hand-off is one round trip and
+-- one commit (a transaction of the two statements took two more round trips: BEGIN and COMMIT).
+-- The UPDATE waits for the row lock and decides on the latest row as release_lease does
+-- (tenure_may_release_v1); the new holding is tenure_acquired_v3 of the row as the release leaves
+-- it (tenure_released_v1 applied, once: OFFSET 0 keeps the sub-select from being inlined into
+-- every use), by the clock read after the lock, as acquire_lease decides an expired lease. A
+-- lease at the generation bound is not handed over: nothing changes, and the release is decided
+-- again alone. The released holding's own columns are those of `before` (the statement's
+-- snapshot), required equal to the locked row's, so the release is answered as release_lease
+-- answers it; a row changed between the two changes nothing either. Nothing is notified: the
+-- lease is held again at commit, so a waiter elsewhere would only be refused. The two events,
+-- the release's then the holding's, are those the two statements write.
+WITH handed AS (
     UPDATE leases AS l
-       SET (expires_at, released_at) = ROW((tenure_released_v1(l, now())).*)
-     WHERE l.name IN (SELECT name FROM locked)
+       SET (holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
+            previous_holder, took_over, acquired_xact, granted_xact, principal, forced) =
+           (SELECT (tenure_acquired_v3(released.lease, $6, $7, $8, decided.at)).*
+              FROM (SELECT clock_timestamp() AS at) AS decided,
+                   (SELECT jsonb_populate_record(l, to_jsonb(tenure_released_v1(l, now())))
+                               AS lease
+                    OFFSET 0) AS released)
+      FROM leases AS before
+     WHERE l.name = $1 AND before.name = $1
+       AND tenure_may_release_v1(l, $2, $3, $4, $5)
+       AND tenure_has_next_generation_v1(l.generation)
+       AND (before.holder, before.generation, before.ttl_seconds, before.acquired_at,
+            before.renewed_at, before.expires_at, before.principal, before.granted_xact)
+           IS NOT DISTINCT FROM
+           (l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at, l.expires_at,
+            l.principal, l.granted_xact)
     RETURNING l.name, l.holder, l.generation, l.ttl_seconds, l.acquired_at, l.renewed_at,
-              l.expires_at, l.released_at, l.principal, l.granted_xact::text AS grant_id,
-              l.awaited_until
+              l.expires_at, l.released_at, l.principal, l.previous_holder, l.took_over,
+              l.acquired_xact = pg_current_xact_id() AS new_holding,
+              l.granted_xact::text AS grant_id,
+              before.holder AS released_holder, before.generation AS released_generation,
+              before.ttl_seconds AS released_ttl_seconds,
+              before.acquired_at AS released_acquired_at,
+              before.renewed_at AS released_renewed_at,
+              (tenure_released_v1(before, now())).expires_at AS released_expires_at,
+              (tenure_released_v1(before, now())).released_at AS released_released_at,
+              before.principal AS released_principal,
+              before.granted_xact::text AS released_grant_id
 ), event AS (
-    INSERT INTO lease_events (lease, kind, holder, generation)
-    SELECT name, 'released', holder, generation FROM released
+    INSERT INTO lease_events (lease, kind, holder, generation, previous_holder,
+                              previous_generation)
+    SELECT handed.name, e.kind, e.holder, e.generation, e.previous_holder, e.previous_generation
+      FROM handed
+     CROSS JOIN LATERAL (VALUES
+        (1, 'released', handed.released_holder, handed.released_generation, NULL, NULL::bigint),
+        (2, CASE WHEN handed.took_over THEN 'taken_over' ELSE 'acquired' END, handed.holder,
+            handed.generation, handed.previous_holder, handed.generation - 1)
+     ) AS e (rank, kind, holder, generation, previous_holder, previous_generation)
+     ORDER BY e.rank
 )
-SELECT name, holder, generation, ttl_seconds, acquired_at, renewed_at, expires_at, released_at,
-       principal, grant_id, (tenure_answer_v1(expires_at - now())).*
-  FROM released
-  LEFT JOIN LATERAL (SELECT pg_notify('tenure_lease_released', released.name)
-                      WHERE released.awaited_until > now()) AS wake ON true;
+SELECT handed.*, (tenure_answer_v1(answered.remaining)).*,
+       (tenure_answer_v1(handed.released_expires_at - now())).held AS released_held,
+       (tenure_answer_v1(handed.released_expires_at - now())).expires_in_seconds
+           AS released_expires_in_seconds
+  FROM handed
+ CROSS JOIN LATERAL (SELECT handed.expires_at - clock_timestamp() AS remaining) AS answered;
 
 -- name: await_lease
 -- $1 name, $2 seconds the caller will wait at most.
