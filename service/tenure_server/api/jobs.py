@@ -84,15 +84,9 @@ async def list_jobs(
     size = limits.page_size(limit)
     after = decode_cursor(cursor) or ""
     upper = prefix_upper_bound(prefix)
-    evaluated, more = await jobs.page(after, prefix, upper, size)
+    evaluated, found, more = await jobs.page(after, prefix, upper, size, unregistered=unregistered)
     items = [job_fields(item) for item in evaluated]
-    if unregistered:
-        # A full page of registered jobs ends the page at its last name: the walk for
-        # unregistered ones stops there instead of stepping over every job beyond it, so a page
-        # reads about `size` jobs however many there are (`more` is known already).
-        end = evaluated[-1].job.name if more else upper
-        found = await jobs.unregistered(after, prefix, end, size + 1)
-        items += [unregistered_fields(item) for item in found]
+    items += [unregistered_fields(item) for item in found]
     # Both sides are in name order after the cursor: their first `size` names, merged, are the
     # page, and a name beyond it on either side means another page.
     items.sort(key=lambda item: str(item["name"]))

@@ -209,8 +209,8 @@ class StatusReader:
         jobs, leases, alerts, events, unregistered = await asyncio.gather(
             self._evaluate_all(now),
             self.lease_ages(stuck_after, lease_limit),
-            self._monitoring.open_alerts(alert_limit) if alert_limit else _none(OpenAlert),
-            self._monitoring.recent_events(event_limit) if event_limit else _none(NotableEvent),
+            self._monitoring.open_alerts(alert_limit) if alert_limit else no_rows(OpenAlert),
+            self._monitoring.recent_events(event_limit) if event_limit else no_rows(NotableEvent),
             self.unregistered("", "", None, limits.unregistered),
         )
         return Overview(now, jobs, leases, alerts, events, unregistered)
@@ -223,6 +223,6 @@ def _evaluated(job: Job, expectation: Expectation, facts: JobFacts, now: datetim
     return Evaluated(job, expectation, facts, job_status(job, expectation, facts, now))
 
 
-async def _none(kind: type[T]) -> list[T]:
+async def no_rows(kind: type[T]) -> list[T]:
     """No rows of `kind`: a read not asked for."""
     return []
