@@ -4,7 +4,9 @@ unregistered jobs, held leases and notable events beyond them are left out, neve
 from __future__ import annotations
 
 import httpx
+import pytest
 
+from tenure_server.app import status
 from tenure_server.server.app import create_app
 from tenure_server.server.settings import Settings
 from tests.api.test_interrupted_and_unregistered import claim
@@ -47,3 +49,25 @@ async def test_the_overview_lists_at_most_what_its_settings_allow(database_url: 
     assert [job["name"] for job in overview["unregistered_jobs"]] == ["ran-a", "ran-b"]
     assert page.status_code == 200
     assert "job-c" not in page.text
+
+
+async def test_jobs_read_a_page_at_a_time_are_listed_in_name_order_up_to_the_limit(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of two jobs, evaluated while the next page is read: the overview lists the first
+    five of seven jobs, in name order, each with its own status, as one read would."""
+    monkeypatch.setattr(status, "JOB_PAGE", 2)
+    settings = Settings(database_url=database_url, pool_min_size=1, overview_jobs=5)
+    async with running(create_app(settings)) as app:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://tenure.test") as api:
+            names = [f"job-{letter}" for letter in "gfedcba"]
+            for job in names:
+                await put(api, job, MINUTELY)
+            lease = await held(api, "run-job-c", "runner")
+            await claim(api, lease, "/v1/jobs/job-c/windows/2026-09-25")
+            overview = (await api.get("/v1/overview")).json()
+    listed = overview["jobs"]
+    assert [job["name"] for job in listed] == sorted(names)[:5]
+    claimed = [job["name"] for job in listed if job["status"]["running_window"] == "2026-09-25"]
+    assert claimed == ["job-c"]

@@ -4,7 +4,7 @@ one read of the facts, at the database clock."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
@@ -126,22 +126,21 @@ class StatusReader:
     async def now(self) -> datetime:
         return await self._repository.database_now()
 
-    async def all_jobs(self) -> list[Job]:
-        """Every live job, in name order (at most `limits.jobs`)."""
-        return await self.jobs_after("", self.limits.jobs)
-
     async def jobs_after(self, after: str, limit: int) -> list[Job]:
         """Up to `limit` live jobs in name order after `after` ('': from the first), read
         JOB_PAGE at a time."""
-        found: list[Job] = []
-        while len(found) < limit:
-            wanted = min(JOB_PAGE, limit - len(found))
+        return [job async for page in self._pages(after, limit) for job in page]
+
+    async def _pages(self, after: str, limit: int) -> AsyncIterator[list[Job]]:
+        """Up to `limit` live jobs in name order after `after`, JOB_PAGE at a time."""
+        while limit > 0:
+            wanted = min(JOB_PAGE, limit)
             page = await self._jobs.list_jobs(after, "", None, wanted)
-            found.extend(page)
+            if page:
+                yield page
             if len(page) < wanted:
-                break
-            after = page[-1].name
-        return found
+                return
+            after, limit = page[-1].name, limit - len(page)
 
     async def jobs_named(self, names: Sequence[str]) -> list[Job]:
         """Those of `names` that are live jobs, in name order."""
@@ -216,7 +215,17 @@ class StatusReader:
         return Overview(now, jobs, leases, alerts, events, unregistered)
 
     async def _evaluate_all(self, now: datetime) -> list[Evaluated]:
-        return await self.evaluate(await self.all_jobs(), now)
+        """Every live job (at most `limits.jobs`), evaluated a page at a time: a page's windows
+        are read while the next page of jobs is, each on a pooled connection of its own."""
+        evaluating: list[asyncio.Task[list[Evaluated]]] = []
+        try:
+            async for page in self._pages("", self.limits.jobs):
+                evaluating.append(asyncio.create_task(self.evaluate(page, now)))
+            pages = await asyncio.gather(*evaluating)
+        finally:
+            for left in evaluating:  # a read failed: the other pages are not wanted
+                left.cancel()
+        return [item for page in pages for item in page]
 
 
 def _evaluated(job: Job, expectation: Expectation, facts: JobFacts, now: datetime) -> Evaluated:
