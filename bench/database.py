@@ -110,13 +110,9 @@ async def settle(url: str) -> None:
     pgbench vacuums before its own runs: millions of dead rows and unflushed pages that
     autovacuum and the next checkpoint would otherwise work through during the hand-offs, a
     tail of the harness's making. A role that may not checkpoint skips that part."""
-    connection = await asyncpg.connect(url)
-    try:
-        await connection.execute("VACUUM (ANALYZE)")
-        with suppress(asyncpg.InsufficientPrivilegeError):
-            await connection.execute("CHECKPOINT")
-    finally:
-        await connection.close()
+    await postgres.execute(url, "VACUUM (ANALYZE)")
+    with suppress(asyncpg.InsufficientPrivilegeError):
+        await postgres.execute(url, "CHECKPOINT")
 
 
 async def server_facts(url: str) -> dict[str, str]:
